@@ -1,0 +1,291 @@
+// yobx/detail/json.hpp — a small, strict JSON reader and writer helpers.
+//
+// yobx stores TreeSpecs (and later dynamic-shape specs) as JSON. The core
+// headers may only depend on the standard library and Boost headers, and
+// Boost.JSON is not header-only without a separately compiled source, so this
+// reader is written here: RFC 8259 grammar, no extensions, a nesting limit, and
+// an exception with the byte offset for every malformed input, never UB.
+#pragma once
+
+#include <yobx/error.hpp>
+#include <yobx/detail/repr.hpp>
+
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+namespace yobx::detail::json {
+
+/// A parsed JSON value. Objects keep their members in document order.
+struct Node {
+    enum class Kind { null, boolean, integer, number, string, array, object };
+    Kind kind = Kind::null;
+    bool boolean = false;
+    std::int64_t integer = 0;  // an integer literal (no fraction, no exponent) that fits int64
+    double number = 0;         // any other number
+    std::string string;
+    std::vector<Node> array;
+    std::vector<std::pair<std::string, Node>> object;
+
+    /// The member named key, or nullptr.
+    const Node* find(std::string_view key) const {
+        for (const auto& [k, v] : object)
+            if (k == key) return &v;
+        return nullptr;
+    }
+};
+
+inline std::string_view kind_name(Node::Kind k) {
+    switch (k) {
+        case Node::Kind::null: return "null";
+        case Node::Kind::boolean: return "a boolean";
+        case Node::Kind::integer: return "an integer";
+        case Node::Kind::number: return "a number";
+        case Node::Kind::string: return "a string";
+        case Node::Kind::array: return "an array";
+        case Node::Kind::object: return "an object";
+    }
+    return "?";
+}
+
+/// Recursive-descent parser. `who` prefixes every error message (e.g. "TreeSpec.from_json").
+class Parser {
+public:
+    static constexpr int max_depth = 512;
+
+    Parser(std::string_view text, std::string who) : s_(text), who_(std::move(who)) {}
+
+    Node parse() {
+        skip_ws();
+        Node n = value(0);
+        skip_ws();
+        if (i_ != s_.size()) fail("unexpected trailing character " + describe_char());
+        return n;
+    }
+
+private:
+    [[noreturn]] void fail(const std::string& why) const {
+        throw value_error(who_ + ": malformed JSON at offset " + std::to_string(i_) + ": " + why);
+    }
+
+    std::string describe_char() const {
+        if (i_ >= s_.size()) return "end of input";
+        const unsigned char c = static_cast<unsigned char>(s_[i_]);
+        if (c >= 0x20 && c < 0x7f) return std::string("'") + static_cast<char>(c) + "'";
+        static constexpr char hex[] = "0123456789abcdef";
+        return std::string("byte 0x") + hex[c >> 4] + hex[c & 15];
+    }
+
+    void skip_ws() {
+        while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n' || s_[i_] == '\r')) ++i_;
+    }
+
+    void expect_word(std::string_view w) {
+        if (s_.substr(i_, w.size()) != w) fail("expected '" + std::string(w) + "'");
+        i_ += w.size();
+    }
+
+    Node value(int depth) {
+        if (depth > max_depth) fail("nesting deeper than " + std::to_string(max_depth) + " levels");
+        if (i_ >= s_.size()) fail("expected a value, got end of input");
+        Node n;
+        switch (s_[i_]) {
+            case 'n': expect_word("null"); return n;
+            case 't': expect_word("true"); n.kind = Node::Kind::boolean; n.boolean = true; return n;
+            case 'f': expect_word("false"); n.kind = Node::Kind::boolean; return n;
+            case '"': n.kind = Node::Kind::string; n.string = string(); return n;
+            case '[': return array(depth);
+            case '{': return object(depth);
+            default:
+                if (s_[i_] == '-' || (s_[i_] >= '0' && s_[i_] <= '9')) return number();
+                fail("expected a value, got " + describe_char());
+        }
+    }
+
+    Node array(int depth) {
+        Node n;
+        n.kind = Node::Kind::array;
+        ++i_;
+        skip_ws();
+        if (i_ < s_.size() && s_[i_] == ']') { ++i_; return n; }
+        for (;;) {
+            skip_ws();
+            n.array.push_back(value(depth + 1));
+            skip_ws();
+            if (i_ < s_.size() && s_[i_] == ',') { ++i_; continue; }
+            if (i_ < s_.size() && s_[i_] == ']') { ++i_; return n; }
+            fail("expected ',' or ']' in an array, got " + describe_char());
+        }
+    }
+
+    Node object(int depth) {
+        Node n;
+        n.kind = Node::Kind::object;
+        ++i_;
+        skip_ws();
+        if (i_ < s_.size() && s_[i_] == '}') { ++i_; return n; }
+        for (;;) {
+            skip_ws();
+            if (i_ >= s_.size() || s_[i_] != '"') fail("expected a string key in an object, got " + describe_char());
+            const std::size_t key_at = i_;
+            std::string key = string();
+            if (n.find(key)) { i_ = key_at; fail("duplicate key \"" + key + "\""); }
+            skip_ws();
+            if (i_ >= s_.size() || s_[i_] != ':') fail("expected ':' after an object key, got " + describe_char());
+            ++i_;
+            skip_ws();
+            n.object.emplace_back(std::move(key), value(depth + 1));
+            skip_ws();
+            if (i_ < s_.size() && s_[i_] == ',') { ++i_; continue; }
+            if (i_ < s_.size() && s_[i_] == '}') { ++i_; return n; }
+            fail("expected ',' or '}' in an object, got " + describe_char());
+        }
+    }
+
+    unsigned hex4() {
+        if (s_.size() - i_ < 4) fail("truncated \\u escape");
+        unsigned v = 0;
+        for (int k = 0; k < 4; ++k) {
+            const char c = s_[i_++];
+            v <<= 4;
+            if (c >= '0' && c <= '9') v |= static_cast<unsigned>(c - '0');
+            else if (c >= 'a' && c <= 'f') v |= static_cast<unsigned>(c - 'a' + 10);
+            else if (c >= 'A' && c <= 'F') v |= static_cast<unsigned>(c - 'A' + 10);
+            else { --i_; fail("invalid hex digit in a \\u escape"); }
+        }
+        return v;
+    }
+
+    static void put_utf8(std::string& out, unsigned cp) {
+        if (cp < 0x80) out += static_cast<char>(cp);
+        else if (cp < 0x800) {
+            out += static_cast<char>(0xC0 | (cp >> 6));
+            out += static_cast<char>(0x80 | (cp & 0x3F));
+        } else if (cp < 0x10000) {
+            out += static_cast<char>(0xE0 | (cp >> 12));
+            out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+            out += static_cast<char>(0x80 | (cp & 0x3F));
+        } else {
+            out += static_cast<char>(0xF0 | (cp >> 18));
+            out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+            out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+            out += static_cast<char>(0x80 | (cp & 0x3F));
+        }
+    }
+
+    std::string string() {
+        ++i_;  // opening quote
+        std::string out;
+        for (;;) {
+            if (i_ >= s_.size()) fail("unterminated string");
+            const char c = s_[i_];
+            if (c == '"') { ++i_; return out; }
+            if (static_cast<unsigned char>(c) < 0x20) fail("unescaped control character in a string");
+            if (c != '\\') { out += c; ++i_; continue; }
+            ++i_;
+            if (i_ >= s_.size()) fail("unterminated escape");
+            const char e = s_[i_++];
+            switch (e) {
+                case '"': out += '"'; break;
+                case '\\': out += '\\'; break;
+                case '/': out += '/'; break;
+                case 'b': out += '\b'; break;
+                case 'f': out += '\f'; break;
+                case 'n': out += '\n'; break;
+                case 'r': out += '\r'; break;
+                case 't': out += '\t'; break;
+                case 'u': {
+                    unsigned cp = hex4();
+                    if (cp >= 0xDC00 && cp <= 0xDFFF) fail("unpaired low surrogate in a \\u escape");
+                    if (cp >= 0xD800 && cp <= 0xDBFF) {
+                        if (s_.substr(i_, 2) != "\\u") fail("unpaired high surrogate in a \\u escape");
+                        i_ += 2;
+                        const unsigned lo = hex4();
+                        if (lo < 0xDC00 || lo > 0xDFFF) fail("invalid low surrogate in a \\u escape");
+                        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                    }
+                    put_utf8(out, cp);
+                    break;
+                }
+                default: --i_; fail("invalid escape '\\" + std::string(1, e) + "'");
+            }
+        }
+    }
+
+    Node number() {
+        const std::size_t start = i_;
+        bool integral = true;
+        if (s_[i_] == '-') ++i_;
+        auto digits = [&] {
+            const std::size_t d0 = i_;
+            while (i_ < s_.size() && s_[i_] >= '0' && s_[i_] <= '9') ++i_;
+            return i_ - d0;
+        };
+        if (i_ < s_.size() && s_[i_] == '0') ++i_;
+        else if (digits() == 0) fail("expected a digit");
+        if (i_ < s_.size() && s_[i_] == '.') {
+            integral = false;
+            ++i_;
+            if (digits() == 0) fail("expected a digit after '.'");
+        }
+        if (i_ < s_.size() && (s_[i_] == 'e' || s_[i_] == 'E')) {
+            integral = false;
+            ++i_;
+            if (i_ < s_.size() && (s_[i_] == '+' || s_[i_] == '-')) ++i_;
+            if (digits() == 0) fail("expected a digit in the exponent");
+        }
+        const char* b = s_.data() + start;
+        const char* e = s_.data() + i_;
+        Node n;
+        if (integral) {
+            n.kind = Node::Kind::integer;
+            auto [p, ec] = std::from_chars(b, e, n.integer);
+            if (ec != std::errc() || p != e) { i_ = start; fail("integer " + std::string(b, e) + " does not fit in int64"); }
+        } else {
+            n.kind = Node::Kind::number;
+            auto [p, ec] = std::from_chars(b, e, n.number);
+            if (ec != std::errc() || p != e) { i_ = start; fail("number " + std::string(b, e) + " is out of the range of double"); }
+        }
+        return n;
+    }
+
+    std::string_view s_;
+    std::string who_;
+    std::size_t i_ = 0;
+};
+
+/// Appends s as a JSON string literal (quotes and escapes included).
+inline void write_string(std::string& out, std::string_view s) {
+    static constexpr char hex[] = "0123456789abcdef";
+    out += '"';
+    for (const char ch : s) {
+        const auto c = static_cast<unsigned char>(ch);
+        switch (c) {
+            case '"': out += "\\\""; break;
+            case '\\': out += "\\\\"; break;
+            case '\n': out += "\\n"; break;
+            case '\r': out += "\\r"; break;
+            case '\t': out += "\\t"; break;
+            case '\b': out += "\\b"; break;
+            case '\f': out += "\\f"; break;
+            default:
+                if (c < 0x20) {
+                    out += "\\u00";
+                    out += hex[c >> 4];
+                    out += hex[c & 15];
+                } else {
+                    out += ch;
+                }
+        }
+    }
+    out += '"';
+}
+
+}  // namespace yobx::detail::json

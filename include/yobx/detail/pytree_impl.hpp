@@ -1,0 +1,652 @@
+// yobx/detail/pytree_impl.hpp — the machinery behind yobx/pytree.hpp.
+//
+// Every C++ type that can appear in a pytree maps to one node implementation
+// (node<X>) chosen at compile time. A node writes itself into a flatten
+// context (leaves, spec builder, key path) and reads itself back from a spec
+// reader. The contexts switch off what a call does not need, so tree_leaves
+// builds no spec and tree_flatten records no key path.
+#pragma once
+
+#include <yobx/error.hpp>
+#include <yobx/ordered_dict.hpp>
+#include <yobx/tensor.hpp>
+#include <yobx/treespec.hpp>
+
+#include <boost/hana/accessors.hpp>
+#include <boost/hana/concept/struct.hpp>
+#include <boost/hana/for_each.hpp>
+#include <boost/hana/pair.hpp>
+#include <boost/hana/string.hpp>
+#include <boost/hana/tuple.hpp>
+#include <boost/hana/unpack.hpp>
+#include <boost/pfr/core.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace yobx {
+
+template <class X>
+struct pytree_node;
+
+namespace detail {
+
+// ---------------------------------------------------------------- classification
+
+template <class X>
+concept registered_node = !requires { typename pytree_node<X>::yobx_unregistered; };
+
+// Run-time-structured nodes (Value<T>) specialize this in value.hpp.
+template <class X>
+struct dynamic_node {
+    using yobx_not_dynamic = void;
+};
+template <class X>
+concept dynamic = !requires { typename dynamic_node<X>::yobx_not_dynamic; };
+
+template <class X> struct is_optional : std::false_type {};
+template <class Y> struct is_optional<std::optional<Y>> : std::true_type {};
+template <class X> struct is_vector : std::false_type {};
+template <class Y, class A> struct is_vector<std::vector<Y, A>> : std::true_type {};
+template <class X> struct is_tuple_like : std::false_type {};
+template <class... Y> struct is_tuple_like<std::tuple<Y...>> : std::true_type {};
+template <class A, class B> struct is_tuple_like<std::pair<A, B>> : std::true_type {};
+template <class Y, std::size_t N> struct is_tuple_like<std::array<Y, N>> : std::true_type {};
+template <class X> struct is_string_map : std::false_type {};
+template <class V, class C, class A> struct is_string_map<std::map<std::string, V, C, A>> : std::true_type {};
+template <class V, class H, class E, class A> struct is_string_map<std::unordered_map<std::string, V, H, E, A>> : std::true_type {};
+template <class V> struct is_string_map<ordered_dict<V>> : std::true_type {};
+template <class X> struct is_unordered : std::false_type {};
+template <class V, class H, class E, class A> struct is_unordered<std::unordered_map<std::string, V, H, E, A>> : std::true_type {};
+
+template <class X>
+concept char_like = std::same_as<X, char> || std::same_as<X, signed char> || std::same_as<X, unsigned char> ||
+                    std::same_as<X, wchar_t> || std::same_as<X, char8_t> || std::same_as<X, char16_t> ||
+                    std::same_as<X, char32_t>;
+template <class X>
+concept scalar = std::same_as<X, bool> || (std::integral<X> && !char_like<X>) || std::floating_point<X> ||
+                 std::same_as<X, std::string>;
+
+enum class Kind { custom, dynamic, leaf, optional, constant, list, tuple, dict, hana, aggregate, unsupported };
+
+template <class X>
+consteval Kind kind_of() {
+    if constexpr (registered_node<X>) return Kind::custom;
+    else if constexpr (dynamic<X>) return Kind::dynamic;
+    else if constexpr (has_tensor_traits<X>) return Kind::leaf;
+    else if constexpr (is_optional<X>::value) return Kind::optional;
+    else if constexpr (scalar<X>) return Kind::constant;
+    else if constexpr (is_vector<X>::value) return Kind::list;
+    else if constexpr (is_tuple_like<X>::value) return Kind::tuple;
+    else if constexpr (is_string_map<X>::value) return Kind::dict;
+    else if constexpr (boost::hana::Struct<X>::value) return Kind::hana;
+    else if constexpr (std::is_aggregate_v<X> && std::is_class_v<X>) return Kind::aggregate;
+    else return Kind::unsupported;
+}
+
+template <class X, Kind K = kind_of<X>()>
+struct node;
+
+// The single tensor type of a structure: void when it holds no tensor.
+template <class A, class B>
+struct common_leaf {
+    static_assert(std::is_void_v<A> || std::is_void_v<B> || std::is_same_v<A, B>,
+                  "yobx pytree: a structure mixes two tensor types; all leaves must have one type");
+    using type = std::conditional_t<std::is_void_v<A>, B, A>;
+};
+template <class... X>
+struct leaf_of_all {
+    using type = void;
+};
+template <class X, class... R>
+struct leaf_of_all<X, R...> {
+    using type = typename common_leaf<typename node<X>::leaf_type, typename leaf_of_all<R...>::type>::type;
+};
+
+// Leaf count fixed by the type (no vector, optional, map or dynamic value inside), or -1.
+constexpr long fixed_sum(std::initializer_list<long> counts) {
+    long s = 0;
+    for (long c : counts) {
+        if (c < 0) return -1;
+        s += c;
+    }
+    return s;
+}
+
+// ---------------------------------------------------------------- flatten contexts
+
+// What flatten produces: leaves (copies or addresses), a spec, key paths.
+// Each feature compiles away when off.
+template <class T, bool Spec, bool Path, bool Ptr = false>
+struct FlattenCtx {
+    static constexpr bool ptr = Ptr;
+    using leaf_out = std::conditional_t<Ptr, const T*, T>;
+    std::vector<leaf_out>* leaves = nullptr;
+    leaf_out* fixed = nullptr;  // when writing into an array instead of a vector
+    std::size_t count = 0;
+    SpecBuilder spec;
+    KeyPath path;
+    std::vector<KeyPath>* paths = nullptr;
+
+    void leaf(const T& t) {
+        if constexpr (Ptr) {
+            fixed[count] = &t;
+        } else {
+            if (fixed) fixed[count] = t;
+            else leaves->push_back(t);
+        }
+        ++count;
+        if constexpr (Spec) spec.leaf();
+        if constexpr (Path) paths->push_back(path);
+    }
+    void none() {
+        if constexpr (Spec) spec.none();
+    }
+    template <class C>
+    void constant(const C& c) {
+        if constexpr (Spec) {
+            if constexpr (std::same_as<C, bool> || std::same_as<C, std::string>) spec.constant(c);
+            else if constexpr (std::floating_point<C>) spec.constant(static_cast<double>(c));
+            else {
+                if constexpr (std::is_unsigned_v<C> && sizeof(C) >= sizeof(std::int64_t))
+                    if (c > static_cast<C>(std::numeric_limits<std::int64_t>::max()))
+                        throw value_error("tree_flatten: the unsigned constant " + std::to_string(c) +
+                                          " does not fit in int64");
+                spec.constant(static_cast<std::int64_t>(c));
+            }
+        }
+    }
+    std::uint32_t next_string() const {
+        if constexpr (Spec) return spec.next_string();
+        else return 0;
+    }
+    void add_string(std::string_view s) {
+        if constexpr (Spec) spec.add_string(s);
+    }
+    std::uint32_t open(NodeKind k, std::size_t n, bool has_keys = false, std::uint32_t d = 0) {
+        if constexpr (Spec) return spec.open(k, n, has_keys, d);
+        else return 0;
+    }
+    void close(std::uint32_t at) {
+        if constexpr (Spec) spec.close(at);
+    }
+    void push_index(std::size_t i) {
+        if constexpr (Path) path.push_back(KeyEntry::sequence(static_cast<std::int64_t>(i)));
+    }
+    void push_key(std::string_view k) {
+        if constexpr (Path) path.push_back(KeyEntry::mapping(std::string(k)));
+    }
+    void push_attr(std::string_view k) {
+        if constexpr (Path) path.push_back(KeyEntry::attr(std::string(k)));
+    }
+    void pop() {
+        if constexpr (Path) path.pop_back();
+    }
+};
+
+// ---------------------------------------------------------------- unflatten reader
+
+// Walks a spec in preorder and hands out the leaves in order.
+template <class T>
+class SpecReader {
+public:
+    SpecReader(const TreeSpec& spec, T* moved, const T* copied)
+        : spec_(spec), d_(spec.data()), pos_(spec.root()), moved_(moved), copied_(copied) {}
+
+    const SpecNode& cur() const { return d_.nodes[pos_]; }
+    const SpecData& data() const { return d_; }
+    void advance() { ++pos_; }
+    void skip() { pos_ += cur().size; }
+
+    T take_leaf() {
+        ++pos_;
+        return moved_ ? std::move(moved_[next_++]) : copied_[next_++];
+    }
+
+    void expect(NodeKind k, std::string_view what) const {
+        if (cur().kind != k) mismatch(what);
+    }
+    void expect_container(NodeKind k, std::size_t n, std::string_view what) const {
+        if (cur().kind != k || cur().num_children != n) mismatch(what);
+    }
+
+    /// Throws value_error with what the type expects, what the spec holds there, and the whole spec.
+    [[noreturn]] void mismatch(std::string_view expected) const {
+        std::string msg = "tree_unflatten: the spec does not match the requested type at " + where() +
+                          ": the type expects " + std::string(expected) + " but the spec has " + subtree();
+        if (pos_ != spec_.root()) msg += " (whole spec: " + spec_.to_string() + ")";
+        throw value_error(msg);
+    }
+
+    /// The key path of the current node, "<root>" for the root.
+    std::string where() const {
+        KeyPath path;
+        std::uint32_t at = spec_.root();
+        while (at != pos_) {
+            const SpecNode& n = d_.nodes[at];
+            std::uint32_t c = at + 1;
+            for (std::uint32_t i = 0; i < n.num_children; ++i, c += d_.nodes[c].size) {
+                if (pos_ < c + d_.nodes[c].size) {
+                    if (n.kind == NodeKind::dict) path.push_back(KeyEntry::mapping(d_.strings[n.data + i]));
+                    else if (n.kind == NodeKind::custom && n.has_keys) path.push_back(KeyEntry::attr(d_.strings[n.data + 1 + i]));
+                    else path.push_back(KeyEntry::sequence(i));
+                    break;
+                }
+            }
+            at = c;
+        }
+        return path.empty() ? "<root>" : keystr(path);
+    }
+
+private:
+    std::string subtree() const {
+        // A copy of the subtree keeps TreeSpec's printing in one place.
+        SpecBuilder b;
+        b.append(d_, pos_);
+        return TreeSpec(std::move(b.data)).to_string();
+    }
+
+    const TreeSpec& spec_;
+    const SpecData& d_;
+    std::uint32_t pos_;
+    T* moved_;
+    const T* copied_;
+    std::size_t next_ = 0;
+};
+
+// ---------------------------------------------------------------- node kinds
+
+template <class X>
+struct node<X, Kind::unsupported> {
+    static_assert(sizeof(X) == 0,
+                  "yobx pytree: this type is not a pytree node. A pytree holds tensors (types with a "
+                  "yobx::tensor_traits specialization), std::optional, std::vector, std::array, std::tuple, "
+                  "std::pair, string-keyed std::map/std::unordered_map/yobx::ordered_dict, bool/integer/"
+                  "floating/std::string scalars, aggregates, Boost.Hana structs, and classes registered by "
+                  "specializing yobx::pytree_node<X>.");
+    using leaf_type = void;
+    static constexpr long fixed = -1;
+};
+
+template <class X>
+struct node<X, Kind::leaf> {
+    static_assert(check_tensor<X>());
+    using leaf_type = X;
+    static constexpr long fixed = 1;
+    template <class Ctx>
+    static void flatten(const X& x, Ctx& c) { c.leaf(x); }
+    template <class R>
+    static X unflatten(R& r) {
+        r.expect(NodeKind::leaf, "a leaf (tensor)");
+        return r.take_leaf();
+    }
+};
+
+template <class Y>
+struct node<std::optional<Y>, Kind::optional> {
+    using leaf_type = typename node<Y>::leaf_type;
+    static constexpr long fixed = -1;
+    template <class Ctx>
+    static void flatten(const std::optional<Y>& x, Ctx& c) {
+        if (x) node<Y>::flatten(*x, c);
+        else c.none();
+    }
+    template <class R>
+    static std::optional<Y> unflatten(R& r) {
+        if (r.cur().kind == NodeKind::none) {
+            r.advance();
+            return std::nullopt;
+        }
+        return node<Y>::unflatten(r);
+    }
+};
+
+template <class X>
+struct node<X, Kind::constant> {
+    using leaf_type = void;
+    static constexpr long fixed = 0;
+    template <class Ctx>
+    static void flatten(const X& x, Ctx& c) { c.constant(x); }
+
+    static std::string_view expected() {
+        if constexpr (std::same_as<X, bool>) return "a bool constant";
+        else if constexpr (std::same_as<X, std::string>) return "a str constant";
+        else if constexpr (std::floating_point<X>) return "a float constant";
+        else return "an int constant";
+    }
+    template <class R>
+    static X unflatten(R& r) {
+        r.expect(NodeKind::constant, expected());
+        const Constant& v = r.data().constants[r.cur().data];
+        X out{};
+        if constexpr (std::same_as<X, bool>) {
+            if (!std::holds_alternative<bool>(v)) r.mismatch(expected());
+            out = std::get<bool>(v);
+        } else if constexpr (std::same_as<X, std::string>) {
+            if (!std::holds_alternative<std::string>(v)) r.mismatch(expected());
+            out = std::get<std::string>(v);
+        } else if constexpr (std::floating_point<X>) {
+            if (!std::holds_alternative<double>(v)) r.mismatch(expected());
+            out = static_cast<X>(std::get<double>(v));
+        } else {
+            if (!std::holds_alternative<std::int64_t>(v)) r.mismatch(expected());
+            const std::int64_t i = std::get<std::int64_t>(v);
+            if (!std::in_range<X>(i))
+                throw value_error("tree_unflatten: the constant " + std::to_string(i) + " at " + r.where() +
+                                  " does not fit in the requested integer type");
+            out = static_cast<X>(i);
+        }
+        r.advance();
+        return out;
+    }
+};
+
+template <class Y, class A>
+struct node<std::vector<Y, A>, Kind::list> {
+    using leaf_type = typename node<Y>::leaf_type;
+    static constexpr long fixed = -1;
+    template <class Ctx>
+    static void flatten(const std::vector<Y, A>& x, Ctx& c) {
+        const auto at = c.open(NodeKind::list, x.size());
+        for (std::size_t i = 0; i < x.size(); ++i) {
+            c.push_index(i);
+            node<Y>::flatten(x[i], c);
+            c.pop();
+        }
+        c.close(at);
+    }
+    template <class R>
+    static std::vector<Y, A> unflatten(R& r) {
+        r.expect(NodeKind::list, "a list (std::vector)");
+        const std::size_t n = r.cur().num_children;
+        r.advance();
+        std::vector<Y, A> out;
+        out.reserve(n);
+        for (std::size_t i = 0; i < n; ++i) out.push_back(node<Y>::unflatten(r));
+        return out;
+    }
+};
+
+template <class X>
+struct node<X, Kind::tuple> {
+    static constexpr std::size_t N = std::tuple_size_v<X>;
+    template <std::size_t... I>
+    static auto leaf_helper(std::index_sequence<I...>) -> typename leaf_of_all<std::tuple_element_t<I, X>...>::type;
+    template <std::size_t... I>
+    static constexpr long fixed_helper(std::index_sequence<I...>) {
+        return fixed_sum({node<std::tuple_element_t<I, X>>::fixed...});
+    }
+    using leaf_type = decltype(leaf_helper(std::make_index_sequence<N>{}));
+    static constexpr long fixed = fixed_helper(std::make_index_sequence<N>{});
+
+    template <class Ctx>
+    static void flatten(const X& x, Ctx& c) {
+        const auto at = c.open(NodeKind::tuple, N);
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+            ((c.push_index(I), node<std::tuple_element_t<I, X>>::flatten(std::get<I>(x), c), c.pop()), ...);
+        }(std::make_index_sequence<N>{});
+        c.close(at);
+    }
+    template <class R>
+    static X unflatten(R& r) {
+        r.expect_container(NodeKind::tuple, N, "a tuple of " + std::to_string(N));
+        r.advance();
+        // Braced initialization evaluates the children left to right, in spec order.
+        return [&]<std::size_t... I>(std::index_sequence<I...>) {
+            return X{node<std::tuple_element_t<I, X>>::unflatten(r)...};
+        }(std::make_index_sequence<N>{});
+    }
+};
+
+template <class X>
+struct node<X, Kind::dict> {
+    using V = typename X::mapped_type;
+    using leaf_type = typename node<V>::leaf_type;
+    static constexpr long fixed = -1;
+
+    template <class Ctx>
+    static void flatten(const X& x, Ctx& c) {
+        if constexpr (is_unordered<X>::value) {
+            // No order to follow: sorted keys make the spec reproducible.
+            std::vector<const typename X::value_type*> items;
+            items.reserve(x.size());
+            for (const auto& kv : x) items.push_back(&kv);
+            std::sort(items.begin(), items.end(), [](auto* a, auto* b) { return a->first < b->first; });
+            emit(items, c, [](auto* p) -> const auto& { return *p; });
+        } else {
+            emit(x, c, [](const auto& kv) -> const auto& { return kv; });
+        }
+    }
+    template <class Items, class Ctx, class Get>
+    static void emit(const Items& items, Ctx& c, Get get) {
+        const auto d = c.next_string();
+        for (const auto& it : items) c.add_string(get(it).first);
+        const auto at = c.open(NodeKind::dict, items.size(), true, d);
+        for (const auto& it : items) {
+            const auto& [k, v] = get(it);
+            c.push_key(k);
+            node<V>::flatten(v, c);
+            c.pop();
+        }
+        c.close(at);
+    }
+    template <class R>
+    static X unflatten(R& r) {
+        r.expect(NodeKind::dict, "a dict (string-keyed map)");
+        const SpecNode n = r.cur();
+        r.advance();
+        X out;
+        for (std::uint32_t i = 0; i < n.num_children; ++i) {
+            const std::string& key = r.data().strings[n.data + i];
+            if constexpr (requires { out.insert_or_assign(key, node<V>::unflatten(r)); }) out.insert_or_assign(key, node<V>::unflatten(r));
+            else out.emplace(key, node<V>::unflatten(r));
+        }
+        return out;
+    }
+};
+
+// Boost.Hana structs: named fields, flattened like a dict whose keys are the field names.
+template <class X>
+struct node<X, Kind::hana> {
+    template <class Acc>
+    using field_t = std::remove_cvref_t<decltype(boost::hana::second(std::declval<Acc>())(std::declval<X&>()))>;
+    using accessors = decltype(boost::hana::accessors<X>());
+    template <class... Acc>
+    static constexpr std::size_t count(boost::hana::tuple<Acc...>) { return sizeof...(Acc); }
+    static constexpr std::size_t N = count(accessors{});
+
+    template <class... Acc>
+    static auto leaf_helper(boost::hana::tuple<Acc...>) -> typename leaf_of_all<field_t<Acc>...>::type;
+    template <class... Acc>
+    static constexpr long fixed_helper(boost::hana::tuple<Acc...>) { return fixed_sum({node<field_t<Acc>>::fixed...}); }
+    using leaf_type = decltype(leaf_helper(std::declval<accessors>()));
+    static constexpr long fixed = fixed_helper(accessors{});
+
+    template <class Acc>
+    static std::string_view name_of(const Acc& acc) {
+        return boost::hana::to<char const*>(boost::hana::first(acc));
+    }
+
+    template <class Ctx>
+    static void flatten(const X& x, Ctx& c) {
+        const auto d = c.next_string();
+        boost::hana::for_each(boost::hana::accessors<X>(), [&](auto acc) { c.add_string(name_of(acc)); });
+        const auto at = c.open(NodeKind::dict, N, true, d);
+        boost::hana::for_each(boost::hana::accessors<X>(), [&](auto acc) {
+            c.push_key(name_of(acc));
+            node<field_t<decltype(acc)>>::flatten(boost::hana::second(acc)(x), c);
+            c.pop();
+        });
+        c.close(at);
+    }
+
+    // Fields are matched by name, so a dict built elsewhere (keyword arguments
+    // in another order, optional fields left out) converts back.
+    template <class R>
+    static X unflatten(R& r) {
+        static_assert(std::is_default_constructible_v<X>,
+                      "yobx pytree: a Boost.Hana struct must be default constructible to be unflattened");
+        r.expect(NodeKind::dict, "a dict with the struct's field names");
+        const SpecNode n = r.cur();
+        r.advance();
+        X out{};
+        std::array<bool, N> seen{};
+        for (std::uint32_t i = 0; i < n.num_children; ++i) {
+            const std::string& key = r.data().strings[n.data + i];
+            bool found = false;
+            std::size_t index = 0;
+            boost::hana::for_each(boost::hana::accessors<X>(), [&](auto acc) {
+                if (!found && name_of(acc) == key) {
+                    found = true;
+                    seen[index] = true;
+                    boost::hana::second(acc)(out) = node<field_t<decltype(acc)>>::unflatten(r);
+                }
+                if (!found) ++index;
+            });
+            if (!found)
+                throw value_error("tree_unflatten: the dict key " + detail::repr_string(key) +
+                                  " is not a field of the requested struct (fields: " + field_list() + ")");
+        }
+        std::size_t index = 0;
+        boost::hana::for_each(boost::hana::accessors<X>(), [&](auto acc) {
+            if (!seen[index] && !is_optional<field_t<decltype(acc)>>::value)
+                throw value_error("tree_unflatten: the dict has no key '" + std::string(name_of(acc)) +
+                                  "' for a required field of the requested struct (fields: " + field_list() + ")");
+            ++index;
+        });
+        return out;
+    }
+
+    static std::string field_list() {
+        std::string s;
+        boost::hana::for_each(boost::hana::accessors<X>(), [&](auto acc) {
+            if (!s.empty()) s += ", ";
+            s += name_of(acc);
+        });
+        return s;
+    }
+};
+
+// Aggregates through Boost.PFR: positional fields, flattened like a tuple.
+template <class X>
+struct node<X, Kind::aggregate> {
+    static constexpr std::size_t N = boost::pfr::tuple_size_v<X>;
+    template <std::size_t... I>
+    static auto leaf_helper(std::index_sequence<I...>) -> typename leaf_of_all<boost::pfr::tuple_element_t<I, X>...>::type;
+    template <std::size_t... I>
+    static constexpr long fixed_helper(std::index_sequence<I...>) {
+        return fixed_sum({node<boost::pfr::tuple_element_t<I, X>>::fixed...});
+    }
+    using leaf_type = decltype(leaf_helper(std::make_index_sequence<N>{}));
+    static constexpr long fixed = fixed_helper(std::make_index_sequence<N>{});
+
+    template <class Ctx>
+    static void flatten(const X& x, Ctx& c) {
+        const auto at = c.open(NodeKind::tuple, N);
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+            ((c.push_index(I), node<boost::pfr::tuple_element_t<I, X>>::flatten(boost::pfr::get<I>(x), c), c.pop()), ...);
+        }(std::make_index_sequence<N>{});
+        c.close(at);
+    }
+    template <class R>
+    static X unflatten(R& r) {
+        r.expect_container(NodeKind::tuple, N, "a tuple of " + std::to_string(N) + " (the aggregate's fields)");
+        r.advance();
+        return [&]<std::size_t... I>(std::index_sequence<I...>) {
+            return X{node<boost::pfr::tuple_element_t<I, X>>::unflatten(r)...};
+        }(std::make_index_sequence<N>{});
+    }
+};
+
+template <class X>
+struct node<X, Kind::custom> {
+    using P = pytree_node<X>;
+    static_assert(requires { std::string_view(P::type_name); },
+                  "yobx::pytree_node<X> must define `static constexpr std::string_view type_name`");
+    static_assert(requires(const X& x) { P::flatten(x); },
+                  "yobx::pytree_node<X> must define `static auto flatten(const X&)` returning a std::tuple of children");
+    using children_t = std::remove_cvref_t<decltype(P::flatten(std::declval<const X&>()))>;
+    static constexpr std::size_t N = std::tuple_size_v<children_t>;
+    template <std::size_t I>
+    using child_t = std::remove_cvref_t<std::tuple_element_t<I, children_t>>;
+    static constexpr bool with_keys = requires(const X& x) { P::flatten_with_keys(x); };
+    static constexpr bool refs_only = []<std::size_t... I>(std::index_sequence<I...>) {
+        return (std::is_lvalue_reference_v<std::tuple_element_t<I, children_t>> && ...);
+    }(std::make_index_sequence<N>{});
+
+    template <std::size_t... I>
+    static auto leaf_helper(std::index_sequence<I...>) -> typename leaf_of_all<child_t<I>...>::type;
+    template <std::size_t... I>
+    static constexpr long fixed_helper(std::index_sequence<I...>) { return fixed_sum({node<child_t<I>>::fixed...}); }
+    using leaf_type = decltype(leaf_helper(std::make_index_sequence<N>{}));
+    static constexpr long fixed = fixed_helper(std::make_index_sequence<N>{});
+
+    template <class Ctx>
+    static void flatten(const X& x, Ctx& c) {
+        const auto d = c.next_string();
+        c.add_string(P::type_name);
+        if constexpr (with_keys) {
+            const auto named = P::flatten_with_keys(x);
+            static_assert(std::tuple_size_v<std::remove_cvref_t<decltype(named)>> == N,
+                          "yobx::pytree_node<X>::flatten_with_keys must return as many children as flatten");
+            std::apply([&](const auto&... nc) { (c.add_string(nc.name), ...); }, named);
+            const auto at = c.open(NodeKind::custom, N, true, d);
+            [&]<std::size_t... I>(std::index_sequence<I...>) {
+                ((c.push_attr(std::get<I>(named).name), node<child_t<I>>::flatten(std::get<I>(named).child, c), c.pop()), ...);
+            }(std::make_index_sequence<N>{});
+            c.close(at);
+        } else {
+            if constexpr (Ctx::ptr)
+                static_assert(refs_only, "yobx::tree_leaf_ptrs needs pytree_node<X>::flatten to return references "
+                                         "to the children (std::tie), not copies");
+            const auto children = P::flatten(x);
+            const auto at = c.open(NodeKind::custom, N, false, d);
+            [&]<std::size_t... I>(std::index_sequence<I...>) {
+                ((c.push_index(I), node<child_t<I>>::flatten(std::get<I>(children), c), c.pop()), ...);
+            }(std::make_index_sequence<N>{});
+            c.close(at);
+        }
+    }
+
+    template <class R>
+    static X unflatten(R& r) {
+        const std::string expected = "a " + std::string(P::type_name) + " node with " + std::to_string(N) + " children";
+        r.expect_container(NodeKind::custom, N, expected);
+        if (r.data().strings[r.cur().data] != P::type_name) r.mismatch(expected);
+        r.advance();
+        // Children in spec order (braced init), then handed to the user's unflatten.
+        auto children = [&]<std::size_t... I>(std::index_sequence<I...>) {
+            return std::tuple<child_t<I>...>{node<child_t<I>>::unflatten(r)...};
+        }(std::make_index_sequence<N>{});
+        return std::apply([](auto&&... ch) { return P::unflatten(std::move(ch)...); }, std::move(children));
+    }
+};
+
+template <class X>
+struct node<X, Kind::dynamic> : dynamic_node<X> {};
+
+// The tensor type of X, or T when given explicitly.
+template <class T, class X>
+struct resolve_leaf {
+    using type = T;
+};
+template <class X>
+struct resolve_leaf<void, X> {
+    using type = typename node<X>::leaf_type;
+    static_assert(!std::is_void_v<type>,
+                  "yobx pytree: this structure holds no tensor type to deduce; name it: tree_flatten<MyTensor>(x)");
+};
+
+}  // namespace detail
+}  // namespace yobx

@@ -1,0 +1,12 @@
+// yobx/yobx.hpp — the umbrella header: every core part of yobx.
+//
+// Core headers need only the standard library and Boost headers. The LibTorch
+// adapter (yobx/adapters/libtorch.hpp) is never included from here.
+#pragma once
+
+#include <yobx/error.hpp>
+#include <yobx/ordered_dict.hpp>
+#include <yobx/pytree.hpp>
+#include <yobx/tensor.hpp>
+#include <yobx/treespec.hpp>
+#include <yobx/value.hpp>
