@@ -150,7 +150,11 @@ public:
     }
 
     /// v[i] on a list, tuple or custom node; negative i counts from the end as in Python.
-    const Value& operator[](std::int64_t i) const {
+    /// (A template, so that v[0] does not also match the const char* overload.)
+    template <std::integral I>
+        requires(!std::same_as<I, bool>)
+    const Value& operator[](I index) const {
+        const auto i = static_cast<std::int64_t>(index);
         const List* items = nullptr;
         if (is_sequence()) items = &std::get<List>(v_);
         else if (kind_ == Kind::custom) items = &std::get<Custom>(v_).children;
@@ -161,7 +165,11 @@ public:
             throw value_error(type_name() + " index " + std::to_string(i) + " out of range (size " + std::to_string(n) + ")");
         return (*items)[static_cast<std::size_t>(j)];
     }
-    Value& operator[](std::int64_t i) { return const_cast<Value&>(std::as_const(*this)[i]); }
+    template <std::integral I>
+        requires(!std::same_as<I, bool>)
+    Value& operator[](I i) {
+        return const_cast<Value&>(std::as_const(*this)[i]);
+    }
 
     /// v["key"] on a dict, or a named child of a custom node; throws value_error naming a missing key.
     const Value& operator[](std::string_view key) const {

@@ -214,7 +214,7 @@ private:
                     put_utf8(out, cp);
                     break;
                 }
-                default: --i_; fail("invalid escape '\\" + std::string(1, e) + "'");
+                default: i_ -= 2; fail("invalid escape '\\" + std::string(1, e) + "'");
             }
         }
     }

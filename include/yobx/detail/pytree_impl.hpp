@@ -70,9 +70,9 @@ template <class V> struct is_string_map<ordered_dict<V>> : std::true_type {};
 template <class X> struct is_unordered : std::false_type {};
 template <class V, class H, class E, class A> struct is_unordered<std::unordered_map<std::string, V, H, E, A>> : std::true_type {};
 
+// Character types are text, not numbers; int8_t/uint8_t (signed/unsigned char) are numbers.
 template <class X>
-concept char_like = std::same_as<X, char> || std::same_as<X, signed char> || std::same_as<X, unsigned char> ||
-                    std::same_as<X, wchar_t> || std::same_as<X, char8_t> || std::same_as<X, char16_t> ||
+concept char_like = std::same_as<X, char> || std::same_as<X, wchar_t> || std::same_as<X, char8_t> || std::same_as<X, char16_t> ||
                     std::same_as<X, char32_t>;
 template <class X>
 concept scalar = std::same_as<X, bool> || (std::integral<X> && !char_like<X>) || std::floating_point<X> ||

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Builds the consumer project against yobx in one of three ways and runs it.
+#   check.sh install|subdirectory|vendored <yobx source dir> <work dir>
+set -euo pipefail
+mode=$1 src=$(cd "$2" && pwd) work=$3
+here=$(cd "$(dirname "$0")" && pwd)
+rm -rf "$work"
+mkdir -p "$work"
+case "$mode" in
+  install)
+    # A fresh configure of yobx alone (no tests), installed into a private prefix.
+    cmake -S "$src" -B "$work/yobx-build" -DYOBX_BUILD_TESTS=OFF -DYOBX_BUILD_EXAMPLES=OFF \
+          -DYOBX_BUILD_BENCHMARKS=OFF -DCMAKE_INSTALL_PREFIX="$work/prefix" > "$work/log" 2>&1
+    cmake --install "$work/yobx-build" >> "$work/log" 2>&1
+    test -f "$work/prefix/share/cmake/yobx/yobxConfigVersion.cmake"
+    cmake -S "$here" -B "$work/build" -DCMAKE_PREFIX_PATH="$work/prefix" >> "$work/log" 2>&1
+    ;;
+  subdirectory)
+    cmake -S "$here" -B "$work/build" -DYOBX_CONSUMER_MODE=subdirectory -DYOBX_SOURCE_DIR="$src" > "$work/log" 2>&1
+    # As a subproject, yobx must not add its tests, examples or benchmarks.
+    if cmake --build "$work/build" --target help | grep -E 'yobx_tests|bench_pytree|pytree_kv_cache' ; then
+        echo "yobx added its own targets to a parent project"; exit 1
+    fi
+    ;;
+  vendored)
+    # Only the copied headers and the system's Boost: no CMake, no yobx install.
+    mkdir -p "$work/vendor"
+    cp -r "$src/include/yobx" "$work/vendor/"
+    "${CXX:-g++}" -std=c++20 -I"$work/vendor" "$here/main.cpp" -o "$work/consumer"
+    "$work/consumer"
+    exit 0
+    ;;
+  *) echo "unknown mode $mode"; exit 2 ;;
+esac
+cmake --build "$work/build" >> "$work/log" 2>&1 || { cat "$work/log"; exit 1; }
+"$work/build/consumer"

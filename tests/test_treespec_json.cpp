@@ -1,0 +1,127 @@
+// TreeSpec's JSON form: exact text, round trips, and a clear error for every malformed input.
+#include "support.hpp"
+
+#include <yobx/treespec.hpp>
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+using yobx::TreeSpec;
+
+TEST_CASE("to_json writes a versioned document") {
+    auto spec = TreeSpec::tuple({TreeSpec::leaf(), TreeSpec::none(),
+                                 TreeSpec::dict({"use_cache"}, {TreeSpec::constant(true)}),
+                                 TreeSpec::custom("Pair2", {}, {TreeSpec::constant(std::string("a\"b"))})});
+    CHECK(spec.to_json() ==
+          "{\"yobx_treespec\": 1, \"root\": {\"kind\": \"tuple\", \"children\": [{\"kind\": \"leaf\"}, "
+          "{\"kind\": \"none\"}, {\"kind\": \"dict\", \"keys\": [\"use_cache\"], \"children\": [{\"kind\": "
+          "\"bool\", \"value\": true}]}, {\"kind\": \"custom\", \"type\": \"Pair2\", \"keys\": null, "
+          "\"children\": [{\"kind\": \"str\", \"value\": \"a\\\"b\"}]}]}}");
+}
+
+TEST_CASE("from_json reads back what to_json wrote") {
+    test::KVCache c{{test::tensor({1}), test::tensor({1})}, {test::tensor({1}), test::tensor({1})}};
+    std::tuple<std::map<std::string, std::optional<test::KVCache>>, double, std::int64_t, std::string, bool> x{
+        {{"past_key_values", c}, {"none", std::nullopt}}, -2.5, -(1LL << 62), "tab\t\u00e9\x01", false};
+    auto spec = yobx::tree_structure(x);
+    auto back = TreeSpec::from_json(spec.to_json());
+    CHECK(back == spec);
+    CHECK(back.to_string() == spec.to_string());
+    CHECK(back.to_json() == spec.to_json());
+}
+
+TEST_CASE("non-finite float constants round-trip through strings") {
+    auto spec = TreeSpec::tuple({TreeSpec::constant(std::numeric_limits<double>::infinity()),
+                                 TreeSpec::constant(-std::numeric_limits<double>::infinity()),
+                                 TreeSpec::constant(std::numeric_limits<double>::quiet_NaN()),
+                                 TreeSpec::constant(3.0), TreeSpec::constant(1e-300)});
+    const std::string j = spec.to_json();
+    CHECK(j.find("{\"kind\": \"float\", \"value\": \"inf\"}") != std::string::npos);
+    CHECK(j.find("{\"kind\": \"float\", \"value\": 3.0}") != std::string::npos);
+    auto back = TreeSpec::from_json(j);
+    CHECK(back == spec);
+    CHECK(std::isnan(std::get<double>(back.child(2).value())));
+    CHECK(std::get<double>(back.child(4).value()) == 1e-300);
+}
+
+TEST_CASE("from_json accepts whitespace, escapes and integer floats") {
+    auto spec = TreeSpec::from_json(
+        " {\n\t\"root\" : {\"kind\":\"dict\",\"keys\":[\"\\u00e9\\ud83d\\ude00\\/\"],"
+        "\"children\":[{\"kind\":\"float\",\"value\":2}]}, \"yobx_treespec\":1}\r\n");
+    CHECK(spec.keys()[0] == "\u00e9\U0001F600/");
+    CHECK(std::get<double>(spec.child(0).value()) == 2.0);
+}
+
+TEST_CASE("from_json rejects malformed JSON with the offset and the reason") {
+    auto err = [](std::string_view text) -> std::string {
+        try {
+            TreeSpec::from_json(text);
+        } catch (const yobx::value_error& e) {
+            return e.what();
+        }
+        return "no error";
+    };
+    CHECK(err("") == "TreeSpec.from_json: malformed JSON at offset 0: expected a value, got end of input");
+    CHECK(err("{") == "TreeSpec.from_json: malformed JSON at offset 1: expected a string key in an object, got end of input");
+    CHECK(err("{\"a\" 1}") == "TreeSpec.from_json: malformed JSON at offset 5: expected ':' after an object key, got '1'");
+    CHECK(err("[1,]") == "TreeSpec.from_json: malformed JSON at offset 3: expected a value, got ']'");
+    CHECK(err("[1 2]") == "TreeSpec.from_json: malformed JSON at offset 3: expected ',' or ']' in an array, got '2'");
+    CHECK(err("{} x") == "TreeSpec.from_json: malformed JSON at offset 3: unexpected trailing character 'x'");
+    CHECK(err("\"abc") == "TreeSpec.from_json: malformed JSON at offset 4: unterminated string");
+    CHECK(err("\"a\\qb\"") == "TreeSpec.from_json: malformed JSON at offset 2: invalid escape '\\q'");
+    CHECK(err("\"\\ud800x\"") == "TreeSpec.from_json: malformed JSON at offset 7: unpaired high surrogate in a \\u escape");
+    CHECK(err("\"a\nb\"") == "TreeSpec.from_json: malformed JSON at offset 2: unescaped control character in a string");
+    CHECK(err("01") == "TreeSpec.from_json: malformed JSON at offset 1: unexpected trailing character '1'");
+    CHECK(err("-") == "TreeSpec.from_json: malformed JSON at offset 1: expected a digit");
+    CHECK(err("1.") == "TreeSpec.from_json: malformed JSON at offset 2: expected a digit after '.'");
+    CHECK(err("99999999999999999999") ==
+          "TreeSpec.from_json: malformed JSON at offset 0: integer 99999999999999999999 does not fit in int64");
+    CHECK(err("1e999") == "TreeSpec.from_json: malformed JSON at offset 0: number 1e999 is out of the range of double");
+    CHECK(err("tru") == "TreeSpec.from_json: malformed JSON at offset 0: expected 'true'");
+    CHECK(err("{\"a\": 1, \"a\": 2}") == "TreeSpec.from_json: malformed JSON at offset 9: duplicate key \"a\"");
+    CHECK(err(std::string(600, '[')) == "TreeSpec.from_json: malformed JSON at offset 513: nesting deeper than 512 levels");
+    CHECK(err("\xff") == "TreeSpec.from_json: malformed JSON at offset 0: expected a value, got byte 0xff");
+}
+
+TEST_CASE("from_json rejects well-formed JSON that is not a TreeSpec, naming the place") {
+    auto err = [](std::string_view root) -> std::string {
+        try {
+            TreeSpec::from_json("{\"yobx_treespec\": 1, \"root\": " + std::string(root) + "}");
+        } catch (const yobx::value_error& e) {
+            return e.what();
+        }
+        return "no error";
+    };
+    CHECK(err("[]") == "TreeSpec.from_json: at $.root: expected an object, got an array");
+    CHECK(err("{}") == "TreeSpec.from_json: at $.root: missing field 'kind'");
+    CHECK(err("{\"kind\": 3}") == "TreeSpec.from_json: at $.root.kind: expected a string, got an integer");
+    CHECK(err("{\"kind\": \"set\"}") ==
+          "TreeSpec.from_json: at $.root.kind: unknown node kind 'set' (expected leaf, none, bool, int, float, str, "
+          "list, tuple, dict or custom)");
+    CHECK(err("{\"kind\": \"leaf\", \"value\": 1}") == "TreeSpec.from_json: at $.root: unexpected field 'value'");
+    CHECK(err("{\"kind\": \"int\", \"value\": 1.5}") ==
+          "TreeSpec.from_json: at $.root.value: expected an integer, got a number");
+    CHECK(err("{\"kind\": \"float\", \"value\": \"big\"}") ==
+          "TreeSpec.from_json: at $.root.value: expected a number or one of \"inf\", \"-inf\", \"nan\"");
+    CHECK(err("{\"kind\": \"list\"}") == "TreeSpec.from_json: at $.root: missing field 'children'");
+    CHECK(err("{\"kind\": \"list\", \"children\": [{\"kind\": \"leaf\"}, 1]}") ==
+          "TreeSpec.from_json: at $.root.children[1]: expected an object, got an integer");
+    CHECK(err("{\"kind\": \"dict\", \"keys\": [\"a\"], \"children\": []}") ==
+          "TreeSpec.from_json: at $.root: 1 keys for 0 children");
+    CHECK(err("{\"kind\": \"dict\", \"keys\": [\"a\", \"a\"], \"children\": [{\"kind\": \"leaf\"}, {\"kind\": \"leaf\"}]}") ==
+          "TreeSpec.from_json: at $.root.keys[1]: duplicate key 'a'");
+    CHECK(err("{\"kind\": \"dict\", \"keys\": [1], \"children\": [{\"kind\": \"leaf\"}]}") ==
+          "TreeSpec.from_json: at $.root.keys[0]: expected a string, got an integer");
+    CHECK(err("{\"kind\": \"dict\", \"keys\": null, \"children\": []}") ==
+          "TreeSpec.from_json: at $.root.keys: expected an array, got null");
+    CHECK(err("{\"kind\": \"custom\", \"type\": \"\", \"keys\": null, \"children\": []}") ==
+          "TreeSpec.from_json: at $.root.type: the type name is empty");
+    CHECK_THROWS_WITH_AS(TreeSpec::from_json("{\"yobx_treespec\": 2, \"root\": {\"kind\": \"leaf\"}}"),
+                         "TreeSpec.from_json: at $.yobx_treespec: unsupported format version 2 (this yobx reads version 1)",
+                         yobx::value_error);
+    CHECK_THROWS_WITH_AS(TreeSpec::from_json("{\"root\": {\"kind\": \"leaf\"}}"),
+                         "TreeSpec.from_json: at $: missing field 'yobx_treespec'", yobx::value_error);
+    CHECK_THROWS_WITH_AS(TreeSpec::from_json("[1]"), "TreeSpec.from_json: at $: expected an object, got an array",
+                         yobx::value_error);
+}

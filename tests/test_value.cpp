@@ -1,0 +1,138 @@
+// Value<T>: the dynamic tree, its Python-like form, and conversions with static pytrees.
+#include "support.hpp"
+
+#include <yobx/value.hpp>
+
+#include <doctest/doctest.h>
+
+using namespace test;
+using V = yobx::Value<DenseTensor>;
+
+TEST_CASE("Values print as Python literals") {
+    V v = V::dict({{"input_ids", tensor({2, 3}, DType::int64)},
+                   {"mask", yobx::none},
+                   {"flags", V::tuple({true, 3, 0.5, "it's"})},
+                   {"one", V::tuple({1})},
+                   {"empty", V::tuple()},
+                   {"layers", V::list({V::list(), 1e16})}});
+    CHECK(v.repr() ==
+          "{'input_ids': Tensor(shape=[2, 3], dtype=int64), 'mask': None, 'flags': (True, 3, 0.5, \"it's\"), "
+          "'one': (1,), 'empty': (), 'layers': [[], 1e+16]}");
+    V cache = V::custom("DynamicCache", {"key_cache", "value_cache"}, {V::list({tensor({1})}), V::list()});
+    CHECK(cache.repr() == "DynamicCache(key_cache=[Tensor(shape=[1], dtype=float32)], value_cache=[])");
+    CHECK(V::custom("P", {}, {1, 2}).repr() == "P(1, 2)");
+}
+
+TEST_CASE("Values are accessed like Python objects") {
+    V v = V::dict({{"x", V::list({1, 2, 3})}, {"t", tensor({4})}, {"s", "abc"}, {"f", 2.5}, {"b", false}});
+    CHECK(v["x"][-1].as_int() == 3);
+    CHECK(v["x"].size() == 3);
+    CHECK(v["t"].tensor().shape() == std::vector<std::int64_t>{4});
+    CHECK(v["s"].as_string() == "abc");
+    CHECK(v["f"].as_double() == 2.5);
+    CHECK(v["x"][0].as_double() == 1.0);
+    CHECK_FALSE(v["b"].as_bool());
+    CHECK(v.contains("t"));
+    CHECK(v.size() == 5);
+    v["x"].push_back(4);
+    CHECK(v["x"].size() == 4);
+    v["x"][0] = "replaced";
+    CHECK(v["x"][0].as_string() == "replaced");
+    CHECK(v.type_name() == "dict");
+    CHECK(V().is_none());
+    CHECK(V(std::uint8_t{7}).as_int() == 7);
+}
+
+TEST_CASE("wrong accesses raise Python-like errors") {
+    V v = V::dict({{"x", V::list({1})}, {"n", 3}});
+    CHECK_THROWS_WITH_AS(v["y"], "KeyError: 'y'", yobx::value_error);
+    CHECK_THROWS_WITH_AS(v["x"][1], "list index 1 out of range (size 1)", yobx::value_error);
+    CHECK_THROWS_WITH_AS(v["n"][0], "'int' object is not subscriptable by an integer", yobx::type_error);
+    CHECK_THROWS_WITH_AS(v["n"].size(), "object of type 'int' has no len()", yobx::type_error);
+    CHECK_THROWS_WITH_AS(v["n"].tensor(), "Value: expected a Tensor, got int (3)", yobx::type_error);
+    CHECK_THROWS_WITH_AS(v["x"].as_int(), "Value: expected an int, got list ([1])", yobx::type_error);
+    CHECK_THROWS_WITH_AS(v["n"].push_back(1), "Value: expected a list, got int (3)", yobx::type_error);
+    CHECK_THROWS_WITH_AS(V::dict({{"a", 1}, {"a", 2}}), "Value::dict: duplicate key 'a'", yobx::value_error);
+    CHECK_THROWS_WITH_AS(V::custom("C", {"a"}, {}), "Value::custom: 1 keys for 0 children", yobx::value_error);
+    CHECK_THROWS_WITH_AS(V(~std::uint64_t{0}), "Value: the integer 18446744073709551615 does not fit in int64",
+                         yobx::value_error);
+    V c = V::custom("DynamicCache", {"key_cache"}, {V::list()});
+    CHECK(c["key_cache"].size() == 0);
+    CHECK_THROWS_WITH_AS(c["value_cache"], "'DynamicCache' node has no child 'value_cache'", yobx::value_error);
+}
+
+TEST_CASE("a Value flattens like the static structure it mirrors") {
+    KVCache cache{{tensor({1, 2}), tensor({1, 2})}, {tensor({1, 3}), tensor({1, 3})}};
+    std::tuple<DenseTensor, yobx::ordered_dict<std::optional<KVCache>>> args{
+        tensor({2}), {{"past_key_values", cache}, {"other", std::nullopt}}};
+    V v = yobx::to_value(args);
+    CHECK(v.repr() ==
+          "(Tensor(shape=[2], dtype=float32), {'past_key_values': DynamicCache(key_cache=[Tensor(shape=[1, 2], "
+          "dtype=float32), Tensor(shape=[1, 2], dtype=float32)], value_cache=[Tensor(shape=[1, 3], dtype=float32), "
+          "Tensor(shape=[1, 3], dtype=float32)]), 'other': None})");
+    auto [leaves, spec] = yobx::tree_flatten(v);
+    CHECK(spec == yobx::tree_structure(args));
+    CHECK(leaves.size() == 5);
+    auto [pairs, spec2] = yobx::tree_flatten_with_path(v);
+    CHECK(yobx::keystr(pairs[4].first) == "[1]['past_key_values'].value_cache[1]");
+    CHECK(yobx::num_leaves(v) == 5);
+    auto back = yobx::from_value<decltype(args)>(v);
+    CHECK(std::get<1>(back).at("past_key_values")->value_cache[1].shape() == std::vector<std::int64_t>{1, 3});
+    CHECK_FALSE(std::get<1>(back).at("other").has_value());
+}
+
+TEST_CASE("every static node kind converts to a Value and back") {
+    Aggregate agg{tensor({1}), 4, std::nullopt};
+    Kwargs kw{tensor({2}), std::nullopt, true};
+    std::tuple<Aggregate, Kwargs, std::array<DenseTensor, 1>, std::pair<int, std::string>,
+               std::map<std::string, double>, std::unordered_map<std::string, bool>, Pair2>
+        x{agg, kw, {tensor({3})}, {1, "s"}, {{"lr", 0.1}}, {{"b", true}, {"a", false}}, {tensor({4}), tensor({5})}};
+    V v = yobx::to_value(x);
+    CHECK(v.repr() ==
+          "((Tensor(shape=[1], dtype=float32), 4, None), {'input_ids': Tensor(shape=[2], dtype=float32), "
+          "'attention_mask': None, 'use_cache': True}, (Tensor(shape=[3], dtype=float32),), (1, 's'), {'lr': 0.1}, "
+          "{'a': False, 'b': True}, Pair2(Tensor(shape=[4], dtype=float32), Tensor(shape=[5], dtype=float32)))");
+    auto back = yobx::from_value<decltype(x)>(v);
+    CHECK(std::get<0>(back).n == 4);
+    CHECK(std::get<1>(back).use_cache);
+    CHECK(std::get<3>(back).second == "s");
+    CHECK(std::get<4>(back).at("lr") == 0.1);
+    CHECK_FALSE(std::get<5>(back).at("a"));
+    CHECK(std::get<6>(back).second.shape() == std::vector<std::int64_t>{5});
+    CHECK(yobx::tree_structure(back) == yobx::tree_structure(x));
+}
+
+TEST_CASE("a Value of the wrong structure does not convert to a static type") {
+    V v = V::tuple({tensor({1}), V::dict({{"a", 1}})});
+    using Want = std::tuple<DenseTensor, std::vector<int>>;
+    CHECK_THROWS_WITH_AS(yobx::from_value<Want>(v),
+                         "tree_unflatten: the spec does not match the requested type at [1]: the type expects a list "
+                         "(std::vector) but the spec has TreeSpec(dict, ['a'], [1]) (whole spec: TreeSpec(tuple, "
+                         "None, [*, TreeSpec(dict, ['a'], [1])]))",
+                         yobx::value_error);
+}
+
+TEST_CASE("Value equality is structural") {
+    auto t = tensor({2});
+    V a = V::dict({{"x", t}, {"n", 1}});
+    V b = V::dict({{"x", t}, {"n", 1}});
+    CHECK(a == b);
+    CHECK_FALSE(a == V::dict({{"n", 1}, {"x", t}}));  // insertion order matters, as in an OrderedDict
+    CHECK_FALSE(V(1) == V(true));
+    CHECK_FALSE(V::list({1}) == V::tuple({1}));
+}
+
+TEST_CASE("tree_map on a Value maps every tensor and keeps the rest") {
+    V v = V::dict({{"x", tensor({2})}, {"n", 1}, {"l", V::list({tensor({3}), yobx::none})}});
+    V doubled = yobx::tree_map([](const DenseTensor& t) { return tensor({t.shape()[0] * 2}); }, v);
+    CHECK(doubled.repr() ==
+          "{'x': Tensor(shape=[4], dtype=float32), 'n': 1, 'l': [Tensor(shape=[6], dtype=float32), None]}");
+}
+
+TEST_CASE("a Value unflattens from any spec") {
+    auto spec = yobx::TreeSpec::from_json(
+        "{\"yobx_treespec\": 1, \"root\": {\"kind\": \"custom\", \"type\": \"Out\", \"keys\": [\"logits\", \"n\"], "
+        "\"children\": [{\"kind\": \"leaf\"}, {\"kind\": \"float\", \"value\": \"-inf\"}]}}");
+    V v = yobx::tree_unflatten<V>(std::vector{tensor({1, 5})}, spec);
+    CHECK(v.repr() == "Out(logits=Tensor(shape=[1, 5], dtype=float32), n=-inf)");
+}
