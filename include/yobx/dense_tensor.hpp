@@ -56,8 +56,12 @@ class DenseTensor {
     };
 
 public:
-    /// An empty float32 tensor of shape [0].
-    DenseTensor() : DenseTensor(zeros({0}, DType::float32)) {}
+    /// An empty float32 tensor of shape [0]. All default-constructed tensors
+    /// share one empty storage, so default construction does not allocate.
+    DenseTensor() {
+        static const std::shared_ptr<Impl> empty = zeros({0}, DType::float32).impl_;
+        impl_ = empty;
+    }
 
     /// A tensor of the given shape filled with 0. Throws value_error on a negative dimension.
     static DenseTensor zeros(std::vector<std::int64_t> shape, DType dtype) {

@@ -71,6 +71,7 @@ auto tree_flatten(const X& x) {
     std::vector<L> leaves;
     detail::FlattenCtx<L, true, false> c;
     c.leaves = &leaves;
+    c.reserve();
     detail::node<X>::flatten(x, c);
     return std::pair<std::vector<L>, TreeSpec>(std::move(leaves), TreeSpec(std::move(c.spec.data)));
 }
@@ -88,6 +89,7 @@ auto tree_leaves(const X& x) {
     std::vector<L> leaves;
     detail::FlattenCtx<L, false, false> c;
     c.leaves = &leaves;
+    c.reserve();
     detail::node<X>::flatten(x, c);
     return leaves;
 }
@@ -120,23 +122,6 @@ auto tree_flatten_with_path(const X& x) {
     return std::pair<std::vector<std::pair<KeyPath, L>>, TreeSpec>(std::move(out), TreeSpec(std::move(c.spec.data)));
 }
 
-/// Copies of the leaves in a std::array, with no heap allocation, for types
-/// whose leaf count is fixed (static_num_leaves<X> >= 0).
-template <class T = void, class X>
-auto tree_leaves_fixed(const X& x) {
-    static_assert(static_num_leaves<X> >= 0,
-                  "yobx::tree_leaves_fixed: the number of leaves of this type is not fixed (it holds a vector, an "
-                  "optional, a map or a Value); use tree_leaves");
-    if constexpr (static_num_leaves<X> >= 0) {
-        using L = typename detail::resolve_leaf<T, X>::type;
-        std::array<L, static_cast<std::size_t>(static_num_leaves<X>)> out;
-        detail::FlattenCtx<L, false, false> c;
-        c.fixed = out.data();
-        detail::node<X>::flatten(x, c);
-        return out;
-    }
-}
-
 /// Addresses of the leaves inside x, in a std::array, with no heap allocation
 /// and no copy of a tensor; valid while x lives and is not modified.
 template <class T = void, class X>
@@ -151,6 +136,24 @@ auto tree_leaf_ptrs(const X& x) {
         c.fixed = out.data();
         detail::node<X>::flatten(x, c);
         return out;
+    }
+}
+
+/// Copies of the leaves in a std::array, with no heap allocation, for types
+/// whose leaf count is fixed (static_num_leaves<X> >= 0).
+template <class T = void, class X>
+auto tree_leaves_fixed(const X& x) {
+    static_assert(static_num_leaves<X> >= 0,
+                  "yobx::tree_leaves_fixed: the number of leaves of this type is not fixed (it holds a vector, an "
+                  "optional, a map or a Value); use tree_leaves");
+    if constexpr (static_num_leaves<X> >= 0) {
+        using L = typename detail::resolve_leaf<T, X>::type;
+        constexpr auto N = static_cast<std::size_t>(static_num_leaves<X>);
+        // Copy-constructed in place from the addresses: no default construction, no assignment.
+        const auto ptrs = tree_leaf_ptrs<T>(x);
+        return [&]<std::size_t... I>(std::index_sequence<I...>) {
+            return std::array<L, N>{*ptrs[I]...};
+        }(std::make_index_sequence<N>{});
     }
 }
 

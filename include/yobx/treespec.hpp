@@ -10,6 +10,7 @@
 #include <yobx/detail/repr.hpp>
 #include <yobx/error.hpp>
 
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -92,7 +93,13 @@ struct SpecData {
     std::vector<SpecNode> nodes;
     std::vector<std::string> strings;
     std::vector<Constant> constants;
-    std::size_t root_hash = 0;
+    // The root's hash, computed on first use (0: not yet). Flatten builds many
+    // specs that are never hashed, so it is not computed eagerly.
+    mutable std::atomic<std::size_t> root_hash{0};
+
+    SpecData() = default;
+    SpecData(SpecData&& o) noexcept
+        : nodes(std::move(o.nodes)), strings(std::move(o.strings)), constants(std::move(o.constants)) {}
 };
 
 inline void hash_combine(std::size_t& seed, std::size_t v) noexcept {
@@ -295,7 +302,17 @@ public:
     /// or the JSON path (structure) of the first problem.
     static TreeSpec from_json(std::string_view text);
 
-    std::size_t hash() const noexcept { return root_ == 0 ? data_->root_hash : hash_at(*data_, root_); }
+    std::size_t hash() const noexcept {
+        if (root_ != 0) return hash_at(*data_, root_);
+        std::size_t h = data_->root_hash.load(std::memory_order_relaxed);
+        if (h == 0) {
+            // Racing threads compute the same value; 0 is remapped so it never means "unset".
+            h = hash_at(*data_, 0);
+            if (h == 0) h = 1;
+            data_->root_hash.store(h, std::memory_order_relaxed);
+        }
+        return h;
+    }
 
     friend bool operator==(const TreeSpec& a, const TreeSpec& b) noexcept {
         if (a.data_ == b.data_ && a.root_ == b.root_) return true;
@@ -325,10 +342,7 @@ public:
     std::uint32_t root() const noexcept { return root_; }
 
     // Internal: takes a finished node array.
-    explicit TreeSpec(detail::SpecData&& d) {
-        d.root_hash = hash_at(d, 0);
-        data_ = std::make_shared<const detail::SpecData>(std::move(d));
-    }
+    explicit TreeSpec(detail::SpecData&& d) : data_(std::make_shared<const detail::SpecData>(std::move(d))) {}
 
 private:
     TreeSpec(std::shared_ptr<const detail::SpecData> d, std::uint32_t root) : data_(std::move(d)), root_(root) {}
@@ -489,7 +503,7 @@ private:
     }
 
     static void only(const json::Node& n, const std::string& path, std::initializer_list<std::string_view> allowed) {
-        for (const auto& [k, v] : n.object) {
+        for (const auto& k : n.keys) {
             bool ok = false;
             for (auto a : allowed) ok = ok || a == k;
             if (!ok) fail(path, "unexpected field '" + k + "'");

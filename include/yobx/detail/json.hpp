@@ -31,13 +31,13 @@ struct Node {
     std::int64_t integer = 0;  // an integer literal (no fraction, no exponent) that fits int64
     double number = 0;         // any other number
     std::string string;
-    std::vector<Node> array;
-    std::vector<std::pair<std::string, Node>> object;
+    std::vector<Node> array;        // an array's items, or an object's member values
+    std::vector<std::string> keys;  // an object's member names, in document order
 
     /// The member named key, or nullptr.
     const Node* find(std::string_view key) const {
-        for (const auto& [k, v] : object)
-            if (k == key) return &v;
+        for (std::size_t i = 0; i < keys.size(); ++i)
+            if (keys[i] == key) return &array[i];
         return nullptr;
     }
 };
@@ -141,7 +141,8 @@ private:
             if (i_ >= s_.size() || s_[i_] != ':') fail("expected ':' after an object key, got " + describe_char());
             ++i_;
             skip_ws();
-            n.object.emplace_back(std::move(key), value(depth + 1));
+            n.array.push_back(value(depth + 1));
+            n.keys.push_back(std::move(key));
             skip_ws();
             if (i_ < s_.size() && s_[i_] == ',') { ++i_; continue; }
             if (i_ < s_.size() && s_[i_] == '}') { ++i_; return n; }

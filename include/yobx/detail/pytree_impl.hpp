@@ -139,6 +139,15 @@ struct FlattenCtx {
     KeyPath path;
     std::vector<KeyPath>* paths = nullptr;
 
+    // Room for a typical model's arguments (tens of tensors) without regrowing.
+    void reserve() {
+        if (leaves) leaves->reserve(64);
+        if constexpr (Spec) {
+            spec.data.nodes.reserve(96);
+            spec.data.strings.reserve(8);
+        }
+    }
+
     void leaf(const T& t) {
         if constexpr (Ptr) {
             fixed[count] = &t;
@@ -608,8 +617,8 @@ struct node<X, Kind::custom> {
             c.close(at);
         } else {
             if constexpr (Ctx::ptr)
-                static_assert(refs_only, "yobx::tree_leaf_ptrs needs pytree_node<X>::flatten to return references "
-                                         "to the children (std::tie), not copies");
+                static_assert(refs_only, "yobx::tree_leaf_ptrs and tree_leaves_fixed need pytree_node<X>::flatten to "
+                                         "return references to the children (std::tie), not copies");
             const auto children = P::flatten(x);
             const auto at = c.open(NodeKind::custom, N, false, d);
             [&]<std::size_t... I>(std::index_sequence<I...>) {

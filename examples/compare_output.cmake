@@ -1,0 +1,10 @@
+# Runs EXE and compares its standard output with the file EXPECTED.
+execute_process(COMMAND ${EXE} OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${EXE} exited with ${rc}\n${out}")
+endif()
+file(READ ${EXPECTED} expected)
+if(NOT out STREQUAL expected)
+    message(FATAL_ERROR "output of ${EXE} differs from ${EXPECTED}\n--- got ---\n${out}\n--- expected ---\n${expected}")
+endif()
+message(STATUS "output matches ${EXPECTED}")
