@@ -141,9 +141,9 @@ struct FlattenCtx {
 
     // Room for a typical model's arguments (tens of tensors) without regrowing.
     void reserve() {
-        if (leaves) leaves->reserve(64);
+        if (leaves) leaves->reserve(128);
         if constexpr (Spec) {
-            spec.data.nodes.reserve(96);
+            spec.data.nodes.reserve(128);
             spec.data.strings.reserve(8);
         }
     }
