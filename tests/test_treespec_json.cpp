@@ -9,6 +9,20 @@
 
 using yobx::TreeSpec;
 
+namespace {
+
+// The message from_json throws for text, or "no error".
+std::string error_of(std::string_view text) {
+    try {
+        TreeSpec::from_json(text);
+    } catch (const yobx::value_error& e) {
+        return e.what();
+    }
+    return "no error";
+}
+
+}  // namespace
+
 TEST_CASE("to_json writes a versioned document") {
     auto spec = TreeSpec::tuple({TreeSpec::leaf(), TreeSpec::none(),
                                  TreeSpec::dict({"use_cache"}, {TreeSpec::constant(true)}),
@@ -54,14 +68,7 @@ TEST_CASE("from_json accepts whitespace, escapes and integer floats") {
 }
 
 TEST_CASE("from_json rejects malformed JSON with the offset and the reason") {
-    auto err = [](std::string_view text) -> std::string {
-        try {
-            TreeSpec::from_json(text);
-        } catch (const yobx::value_error& e) {
-            return e.what();
-        }
-        return "no error";
-    };
+    const auto err = error_of;
     CHECK(err("") == "TreeSpec.from_json: malformed JSON at offset 0: expected a value, got end of input");
     CHECK(err("{") == "TreeSpec.from_json: malformed JSON at offset 1: expected a string key in an object, got end of input");
     CHECK(err("{\"a\" 1}") == "TreeSpec.from_json: malformed JSON at offset 5: expected ':' after an object key, got '1'");
@@ -85,14 +92,7 @@ TEST_CASE("from_json rejects malformed JSON with the offset and the reason") {
 }
 
 TEST_CASE("from_json rejects well-formed JSON that is not a TreeSpec, naming the place") {
-    auto err = [](std::string_view root) -> std::string {
-        try {
-            TreeSpec::from_json("{\"yobx_treespec\": 1, \"root\": " + std::string(root) + "}");
-        } catch (const yobx::value_error& e) {
-            return e.what();
-        }
-        return "no error";
-    };
+    auto err = [](std::string_view root) { return error_of("{\"yobx_treespec\": 1, \"root\": " + std::string(root) + "}"); };
     CHECK(err("[]") == "TreeSpec.from_json: at $.root: expected an object, got an array");
     CHECK(err("{}") == "TreeSpec.from_json: at $.root: missing field 'kind'");
     CHECK(err("{\"kind\": 3}") == "TreeSpec.from_json: at $.root.kind: expected a string, got an integer");

@@ -94,6 +94,7 @@ public:
         return true;
     }
 
+    /// Same keys, values and order, like collections.OrderedDict (not like dict, which ignores order).
     friend bool operator==(const ordered_dict& a, const ordered_dict& b) { return a.items_ == b.items_; }
 
 private:

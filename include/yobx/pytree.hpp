@@ -163,9 +163,7 @@ auto tree_leaves_fixed(const X& x) {
 ///   auto back = yobx::tree_unflatten<std::pair<T, std::vector<T>>>(leaves, spec);
 template <class X, class T>
 X tree_unflatten(std::vector<T> leaves, const TreeSpec& spec) {
-    if (leaves.size() != spec.num_leaves())
-        throw value_error("tree_unflatten: the spec has " + std::to_string(spec.num_leaves()) + " leaves but " +
-                          std::to_string(leaves.size()) + " leaves were given");
+    detail::check_leaf_count(leaves.size(), spec);
     detail::SpecReader<T> r(spec, leaves.data(), nullptr);
     return detail::node<X>::unflatten(r);
 }
@@ -173,9 +171,7 @@ X tree_unflatten(std::vector<T> leaves, const TreeSpec& spec) {
 /// As above, copying the leaves from a span.
 template <class X, class T>
 X tree_unflatten(std::span<const T> leaves, const TreeSpec& spec) {
-    if (leaves.size() != spec.num_leaves())
-        throw value_error("tree_unflatten: the spec has " + std::to_string(spec.num_leaves()) + " leaves but " +
-                          std::to_string(leaves.size()) + " leaves were given");
+    detail::check_leaf_count(leaves.size(), spec);
     detail::SpecReader<T> r(spec, nullptr, leaves.data());
     return detail::node<X>::unflatten(r);
 }

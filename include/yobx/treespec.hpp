@@ -145,8 +145,6 @@ public:
     SpecData data;
     std::uint32_t leaves = 0;
 
-    void reserve(std::size_t nodes) { data.nodes.reserve(nodes); }
-
     void leaf() {
         data.nodes.emplace_back(NodeKind::leaf, false, 0, 1, 1, 0);
         ++leaves;

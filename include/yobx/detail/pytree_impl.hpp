@@ -458,8 +458,7 @@ struct node<X, Kind::dict> {
         X out;
         for (std::uint32_t i = 0; i < n.num_children; ++i) {
             const std::string& key = r.data().strings[n.data + i];
-            if constexpr (requires { out.insert_or_assign(key, node<V>::unflatten(r)); }) out.insert_or_assign(key, node<V>::unflatten(r));
-            else out.emplace(key, node<V>::unflatten(r));
+            out.insert_or_assign(key, node<V>::unflatten(r));
         }
         return out;
     }
@@ -644,6 +643,12 @@ struct node<X, Kind::custom> {
 
 template <class X>
 struct node<X, Kind::dynamic> : dynamic_node<X> {};
+
+inline void check_leaf_count(std::size_t given, const TreeSpec& spec) {
+    if (given != spec.num_leaves())
+        throw value_error("tree_unflatten: the spec has " + std::to_string(spec.num_leaves()) + " leaves but " +
+                          std::to_string(given) + " leaves were given");
+}
 
 // The tensor type of X, or T when given explicitly.
 template <class T, class X>
