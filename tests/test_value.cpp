@@ -136,3 +136,18 @@ TEST_CASE("a Value unflattens from any spec") {
     V v = yobx::tree_unflatten<V>(std::vector{tensor({1, 5})}, spec);
     CHECK(v.repr() == "Out(logits=Tensor(shape=[1, 5], dtype=float32), n=-inf)");
 }
+
+TEST_CASE("ordered_dict keeps insertion order and reports missing keys") {
+    yobx::ordered_dict<int> d{{"b", 1}, {"a", 2}, {"b", 3}};  // a repeated key keeps its first place, last value
+    d["c"] = 4;
+    d.insert_or_assign("a", 5);
+    std::vector<std::pair<std::string, int>> items(d.begin(), d.end());
+    CHECK(items == std::vector<std::pair<std::string, int>>{{"b", 3}, {"a", 5}, {"c", 4}});
+    CHECK(d.erase("a"));
+    CHECK_FALSE(d.erase("a"));
+    CHECK(d.size() == 2);
+    CHECK(d.at("c") == 4);
+    CHECK_THROWS_WITH_AS(d.at("z"), "ordered_dict: no key 'z'", yobx::value_error);
+    CHECK_FALSE(d == yobx::ordered_dict<int>{{"c", 4}, {"b", 3}});
+    CHECK(d == yobx::ordered_dict<int>{{"b", 3}, {"c", 4}});
+}
