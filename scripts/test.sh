@@ -17,7 +17,8 @@ total=0
 run_preset() {
     local preset=$1 log
     echo "== preset $preset"
-    cmake --preset "$preset" > "build-$preset.configure.log" 2>&1 || { cat "build-$preset.configure.log"; exit 1; }
+    mkdir -p build
+    cmake --preset "$preset" > "build/$preset.configure.log" 2>&1 || { cat "build/$preset.configure.log"; exit 1; }
     cmake --build --preset "$preset" -j"$jobs"
     log=$(mktemp)
     ctest --preset "$preset" -j"$jobs" 2>&1 | tee "$log"
@@ -30,7 +31,6 @@ run_preset() {
 
 run_preset ci
 run_preset asan
-rm -f build-ci.configure.log build-asan.configure.log
 
 echo "== fuzzing (${fuzz_seconds}s per target)"
 mkdir -p build/fuzz

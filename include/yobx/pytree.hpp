@@ -71,7 +71,7 @@ auto tree_flatten(const X& x) {
     std::vector<L> leaves;
     detail::FlattenCtx<L, true, false> c;
     c.leaves = &leaves;
-    c.reserve();
+    c.reserve(static_num_leaves<X>);
     detail::node<X>::flatten(x, c);
     return std::pair<std::vector<L>, TreeSpec>(std::move(leaves), TreeSpec(std::move(c.spec.data)));
 }
@@ -89,7 +89,7 @@ auto tree_leaves(const X& x) {
     std::vector<L> leaves;
     detail::FlattenCtx<L, false, false> c;
     c.leaves = &leaves;
-    c.reserve();
+    c.reserve(static_num_leaves<X>);
     detail::node<X>::flatten(x, c);
     return leaves;
 }

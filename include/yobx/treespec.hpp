@@ -93,6 +93,14 @@ struct SpecNode {
     std::uint32_t size;
     std::uint32_t num_leaves;
     std::uint32_t data;     // dict: first key in strings; custom: type name in strings (keys follow); constant: index in constants
+
+    /// How many entries of SpecData::strings, from `data`, belong to this node
+    /// (a custom node's type name, then the keys).
+    std::uint32_t num_strings() const noexcept {
+        return (kind == NodeKind::custom ? 1 : 0) + (has_keys ? num_children : 0);
+    }
+    /// The index in SpecData::strings of child i's key (dict key or custom child name).
+    std::uint32_t key_index(std::uint32_t i) const noexcept { return data + (kind == NodeKind::custom ? 1 : 0) + i; }
 };
 
 struct SpecData {
@@ -178,9 +186,8 @@ public:
                 n.data = static_cast<std::uint32_t>(data.constants.size());
                 data.constants.push_back(src.constants[src.nodes[i].data]);
             } else if (n.kind == NodeKind::dict || n.kind == NodeKind::custom) {
-                const std::uint32_t count = (n.kind == NodeKind::custom ? 1 : 0) + (n.has_keys ? n.num_children : 0);
                 n.data = next_string();
-                for (std::uint32_t k = 0; k < count; ++k) data.strings.push_back(src.strings[src.nodes[i].data + k]);
+                for (std::uint32_t k = 0; k < n.num_strings(); ++k) data.strings.push_back(src.strings[src.nodes[i].data + k]);
             } else if (n.kind == NodeKind::leaf) {
                 ++leaves;
             }
@@ -274,8 +281,7 @@ public:
     std::vector<std::string_view> keys() const {
         const auto& n = node();
         if (!n.has_keys) return {};
-        const std::uint32_t first = n.data + (n.kind == NodeKind::custom ? 1 : 0);
-        return {data_->strings.begin() + first, data_->strings.begin() + first + n.num_children};
+        return {data_->strings.begin() + n.key_index(0), data_->strings.begin() + n.key_index(n.num_children)};
     }
 
     /// The value of a constant node; throws type_error for other nodes.
@@ -330,11 +336,9 @@ public:
                 return false;
             if (x.kind == NodeKind::constant && !detail::equal_constant(da.constants[x.data], db.constants[y.data]))
                 return false;
-            if (x.kind == NodeKind::dict || x.kind == NodeKind::custom) {
-                const std::uint32_t count = (x.kind == NodeKind::custom ? 1 : 0) + (x.has_keys ? x.num_children : 0);
-                for (std::uint32_t i = 0; i < count; ++i)
+            if (x.kind == NodeKind::dict || x.kind == NodeKind::custom)
+                for (std::uint32_t i = 0; i < x.num_strings(); ++i)
                     if (da.strings[x.data + i] != db.strings[y.data + i]) return false;
-            }
         }
         return true;
     }
@@ -378,11 +382,9 @@ private:
             const auto& n = d.nodes[k];
             detail::hash_combine(h, static_cast<std::size_t>(n.kind) * 31 + n.num_children * 2 + n.has_keys);
             if (n.kind == NodeKind::constant) detail::hash_combine(h, detail::hash_constant(d.constants[n.data]));
-            if (n.kind == NodeKind::dict || n.kind == NodeKind::custom) {
-                const std::uint32_t count = (n.kind == NodeKind::custom ? 1 : 0) + (n.has_keys ? n.num_children : 0);
-                for (std::uint32_t i = 0; i < count; ++i)
+            if (n.kind == NodeKind::dict || n.kind == NodeKind::custom)
+                for (std::uint32_t i = 0; i < n.num_strings(); ++i)
                     detail::hash_combine(h, std::hash<std::string>{}(d.strings[n.data + i]));
-            }
         }
         return h;
     }

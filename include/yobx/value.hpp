@@ -389,14 +389,14 @@ struct dynamic_node<Value<T>> {
                 typename V::Dict out;
                 out.reserve(n.num_children);
                 // Spec keys are unique (checked where specs are built), so no lookup is needed.
-                for (std::uint32_t i = 0; i < n.num_children; ++i) out.append_unique(d.strings[n.data + i], unflatten(r));
+                for (std::uint32_t i = 0; i < n.num_children; ++i) out.append_unique(d.strings[n.key_index(i)], unflatten(r));
                 return V::dict(std::move(out));
             }
             case NodeKind::custom: {
                 r.advance();
                 typename V::Custom c;
                 c.type = d.strings[n.data];
-                if (n.has_keys) c.keys.assign(d.strings.begin() + n.data + 1, d.strings.begin() + n.data + 1 + n.num_children);
+                if (n.has_keys) c.keys.assign(d.strings.begin() + n.key_index(0), d.strings.begin() + n.key_index(n.num_children));
                 c.children.reserve(n.num_children);
                 for (std::uint32_t i = 0; i < n.num_children; ++i) c.children.push_back(unflatten(r));
                 return V(V::Kind::custom, std::move(c));

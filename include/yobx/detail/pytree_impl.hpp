@@ -139,9 +139,10 @@ struct FlattenCtx {
     KeyPath path;
     std::vector<KeyPath>* paths = nullptr;
 
-    // Room for a typical model's arguments (tens of tensors) without regrowing.
-    void reserve() {
-        if (leaves) leaves->reserve(128);
+    // Room for the leaves without regrowing: the exact count when the type
+    // fixes it, else enough for a typical model's arguments (tens of tensors).
+    void reserve(long fixed_leaves) {
+        if (leaves) leaves->reserve(fixed_leaves >= 0 ? static_cast<std::size_t>(fixed_leaves) : 128);
         if constexpr (Spec) {
             spec.data.nodes.reserve(128);
             spec.data.strings.reserve(8);
@@ -247,8 +248,8 @@ public:
             std::uint32_t c = at + 1;
             for (std::uint32_t i = 0; i < n.num_children; ++i, c += d_.nodes[c].size) {
                 if (pos_ < c + d_.nodes[c].size) {
-                    if (n.kind == NodeKind::dict) path.push_back(KeyEntry::mapping(d_.strings[n.data + i]));
-                    else if (n.kind == NodeKind::custom && n.has_keys) path.push_back(KeyEntry::attr(d_.strings[n.data + 1 + i]));
+                    if (n.kind == NodeKind::dict) path.push_back(KeyEntry::mapping(d_.strings[n.key_index(i)]));
+                    else if (n.kind == NodeKind::custom && n.has_keys) path.push_back(KeyEntry::attr(d_.strings[n.key_index(i)]));
                     else path.push_back(KeyEntry::sequence(i));
                     break;
                 }
@@ -457,7 +458,7 @@ struct node<X, Kind::dict> {
         r.advance();
         X out;
         for (std::uint32_t i = 0; i < n.num_children; ++i) {
-            const std::string& key = r.data().strings[n.data + i];
+            const std::string& key = r.data().strings[n.key_index(i)];
             out.insert_or_assign(key, node<V>::unflatten(r));
         }
         return out;
@@ -511,7 +512,7 @@ struct node<X, Kind::hana> {
         X out{};
         std::array<bool, N> seen{};
         for (std::uint32_t i = 0; i < n.num_children; ++i) {
-            const std::string& key = r.data().strings[n.data + i];
+            const std::string& key = r.data().strings[n.key_index(i)];
             bool found = false;
             std::size_t index = 0;
             boost::hana::for_each(boost::hana::accessors<X>(), [&](auto acc) {
