@@ -1,0 +1,276 @@
+// SymInt, SymBool and parse_sym: canonical forms, printing, parsing and errors.
+#include <yobx/sym.hpp>
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+using yobx::parse_sym;
+using yobx::parse_sym_bool;
+using yobx::SymBool;
+using yobx::SymInt;
+
+namespace {
+
+const SymInt s0 = SymInt::symbol("s0");
+const SymInt s1 = SymInt::symbol("s1");
+const SymInt s2 = SymInt::symbol("s2");
+
+std::string str(const SymInt& s) { return s.to_string(); }
+std::string str(const SymBool& b) { return b.to_string(); }
+
+template <class F>
+std::string error_of(F&& f) {
+    try {
+        f();
+    } catch (const yobx::value_error& e) {
+        return e.what();
+    }
+    return "no error";
+}
+
+constexpr std::int64_t big = std::numeric_limits<std::int64_t>::max();
+constexpr std::int64_t small = std::numeric_limits<std::int64_t>::min();
+
+}  // namespace
+
+TEST_CASE("the canonical form makes the required identities hold structurally") {
+    CHECK((s0 + s1).identical(s1 + s0));
+    CHECK(str(2 * (s0 + 1) - 2) == "2*s0");
+    CHECK((2 * (s0 + 1) - 2).identical(2 * s0));
+    CHECK(str(sym_max(s0, s0)) == "s0");
+    CHECK(str(floordiv(4 * s0, 4)) == "s0");
+    CHECK(str(mod(s0 + 4 * s1, 4)) == "Mod(s0, 4)");
+    CHECK(mod(s0 + 4 * s1, 4).identical(mod(s0, 4)));
+    CHECK(str(s0 - s0) == "0");
+    CHECK((s0 - s0).maybe_constant() == 0);
+    // equal expressions compare equal as SymBool constants, and hash equally
+    CHECK(static_cast<bool>((s0 + s1) == (s1 + s0)));
+    CHECK((s0 + s1).hash() == (s1 + s0).hash());
+    CHECK((2 * (s0 + 1) - 2).hash() == (2 * s0).hash());
+}
+
+TEST_CASE("constants fold and overflow is an error naming the expression") {
+    CHECK(str(SymInt(3) * 4 + 1) == "13");
+    CHECK(str(floordiv(SymInt(-7), 2)) == "-4");  // Python: -7 // 2 == -4
+    CHECK(str(mod(SymInt(-7), 2)) == "1");        // Python: -7 % 2 == 1
+    CHECK(str(mod(SymInt(7), -2)) == "-1");       // Python: 7 % -2 == -1
+    CHECK(error_of([] { return SymInt(big) + 1; }) ==
+          "integer overflow in 9223372036854775807 + 1: the result does not fit in int64");
+    CHECK(error_of([] { return SymInt(small) - 1; }) ==
+          "integer overflow in (-9223372036854775807 - 1) - 1: the result does not fit in int64");
+    CHECK(error_of([] { return (s0 + 1) * big * 2; }) ==
+          "integer overflow in (9223372036854775807*s0 + 9223372036854775807)*2: the result does not fit in int64");
+    CHECK(error_of([] { return floordiv(SymInt(small), -1); }) ==
+          "integer overflow in (-9223372036854775807 - 1)//(-1): the result does not fit in int64");
+    CHECK(error_of([] { return -SymInt(small); }) ==
+          "integer overflow in 0 - (-9223372036854775807 - 1): the result does not fit in int64");
+    CHECK(error_of([] { return SymInt(std::numeric_limits<std::uint64_t>::max()); }) ==
+          "SymInt: 18446744073709551615 does not fit in int64");
+}
+
+TEST_CASE("division and modulo by zero are errors naming the expression") {
+    CHECK(error_of([] { return floordiv(s0 + 1, 0); }) == "division by zero in (s0 + 1)//0");
+    CHECK(error_of([] { return mod(s0, 0); }) == "modulo by zero in Mod(s0, 0)");
+    CHECK(error_of([] { return floordiv(SymInt(5), s0 - s0); }) == "division by zero in 5//0");
+    CHECK(error_of([] { return floordiv(s0, s1).evaluate_with({{"s0", 3}, {"s1", 0}}); }) ==
+          "division by zero while evaluating s0//s1 with {s0 = 3, s1 = 0}");
+}
+
+TEST_CASE("printing follows torch's style") {
+    CHECK(str(s0 + 2 * s1) == "s0 + 2*s1");
+    CHECK(str(sym_max(s1, s0)) == "Max(s0, s1)");
+    CHECK(str(sym_min(s1, s0)) == "Min(s0, s1)");
+    CHECK(str(floordiv(s0, 2)) == "s0//2");
+    CHECK(str(mod(s0, 3)) == "Mod(s0, 3)");
+    CHECK(str(s0 * s1 + s0 - 3) == "s0*s1 + s0 - 3");
+    CHECK(str(-s0 + 2) == "-s0 + 2");
+    CHECK(str(s0 * s0 * s1) == "s0**2*s1");
+    CHECK(str(-floordiv(s0, 2)) == "-(s0//2)");  // `-s0//2` would read as (-s0)//2
+    CHECK(str(s1 - floordiv(s0, 2)) == "s1 - s0//2");
+    CHECK(str(3 * floordiv(s0 + 1, 2)) == "3*((s0 + 1)//2)");
+    CHECK(str(floordiv(s0, s1 + 1)) == "s0//(s1 + 1)");
+    CHECK(str(floordiv(floordiv(s0, s1), s2)) == "(s0//s1)//s2");
+    CHECK(str(SymInt::symbol("s10") + SymInt::symbol("s2")) == "s2 + s10");  // natural order
+    CHECK(str(SymInt(small) * s0) == "(-9223372036854775807 - 1)*s0");
+}
+
+TEST_CASE("floor division and modulo by constants are simplified") {
+    CHECK(str(floordiv(4 * s0 + s1, 4)) == "s0 + s1//4");
+    CHECK(str(floordiv(6 * s0 + 3, 9)) == "(2*s0 + 1)//3");
+    CHECK(str(floordiv(s0 + 5, 4)) == "(s0 + 1)//4 + 1");
+    CHECK(str(floordiv(floordiv(s0, 2), 3)) == "s0//6");
+    CHECK(str(floordiv(s0, -1)) == "-s0");
+    CHECK(str(floordiv(s0, 1)) == "s0");
+    CHECK(str(mod(2 * s0, 4)) == "2*Mod(s0, 2)");
+    CHECK(str(mod(3 * s0, 2)) == "Mod(s0, 2)");
+    CHECK(str(mod(mod(s0, 6), 3)) == "Mod(s0, 3)");
+    CHECK(str(mod(mod(s0, 3), 6)) == "Mod(s0, 3)");
+    CHECK(str(mod(s0, 1)) == "0");
+    CHECK(str(floordiv(2 * s0, 4 * s1)) == "s0//(2*s1)");
+    CHECK(str(floordiv(s0, -s1)) == "(-s0)//s1");
+    CHECK(str(mod(s0, -s1)) == "-Mod(-s0, s1)");
+}
+
+TEST_CASE("Max and Min flatten, fold constants and drop arguments at a constant distance") {
+    CHECK(str(yobx::sym_max({s0, sym_max(s1, 3), 5})) == "Max(5, s0, s1)");
+    CHECK(str(sym_max(s0 + 1, s0)) == "s0 + 1");
+    CHECK(str(sym_min(s0 + 1, s0)) == "s0");
+    CHECK(str(sym_max(SymInt(2), SymInt(7))) == "7");
+    CHECK(sym_max(s0, s1).identical(sym_max(s1, s0)));
+    CHECK(error_of([] { return yobx::sym_max({}); }) == "sym_max of no arguments");
+}
+
+TEST_CASE("comparisons give canonical SymBools, printed like torch") {
+    CHECK(str(s0 == s1) == "Eq(s0, s1)");
+    CHECK(str(s0 != 3) == "Ne(s0, 3)");
+    CHECK(str(s0 >= 2) == "s0 >= 2");
+    CHECK(str(s0 > 1) == "s0 >= 2");  // one canonical form for both
+    CHECK(str(s0 < s1) == "s0 < s1");
+    CHECK(str(s0 > s1) == "s0 > s1");
+    CHECK(str(s0 - s1 >= 5) == "s0 >= s1 + 5");
+    CHECK(str(2 * s0 <= 2 * s1 + 3) == "s0 <= s1 + 1");  // integers: 2*s0 <= 2*s1 + 3 iff s0 <= s1 + 1
+    CHECK(str(2 * s0 == 3) == "False");                   // no integer solution
+    CHECK(str(s1 + s0 == 8) == "Eq(s0 + s1, 8)");
+    CHECK((s0 < s1).identical(s1 > s0));
+    CHECK((s0 < s1).identical(s0 + 1 <= s1));
+    CHECK(str((s0 >= 2) && (s0 + s1 == 8)) == "Eq(s0 + s1, 8) & (s0 >= 2)");
+    CHECK(str((s0 >= 2) || (s1 != 3)) == "Ne(s1, 3) | (s0 >= 2)");
+    CHECK(str(!((s0 >= 2) && (s1 == 3))) == "Ne(s1, 3) | (s0 <= 1)");
+    CHECK(str((s0 >= 2) && SymBool(false)) == "False");
+    CHECK(str((s0 >= 2) || SymBool(true)) == "True");
+    CHECK(str(SymInt(3) < 4) == "True");
+}
+
+TEST_CASE("a symbolic SymBool cannot be used as a bool without a ShapeEnv") {
+    CHECK(static_cast<bool>(s0 + 1 > s0));
+    try {
+        (void)static_cast<bool>(s0 > s1);
+        FAIL("no exception");
+    } catch (const yobx::GuardOnDataDependentSymNode& e) {
+        CHECK(std::string(e.what()) ==
+              "Could not guard on data-dependent expression s0 > s1 without a ShapeEnv: decide it with "
+              "ShapeEnv::evaluate, statically_known_true, guard_or_false or guard_or_true");
+        CHECK(e.condition() == "s0 > s1");
+    }
+}
+
+TEST_CASE("evaluate_with substitutes and computes; subs replaces symbols") {
+    CHECK((s0 + 2 * s1).evaluate_with({{"s0", 3}, {"s1", 5}}) == 13);
+    CHECK(floordiv(s0 - 7, 2).evaluate_with({{"s0", 0}}) == -4);
+    CHECK(mod(s0, s1).evaluate_with({{"s0", -7}, {"s1", 3}}) == 2);
+    CHECK(sym_max(s0, s1).evaluate_with({{"s0", 3}, {"s1", 5}}) == 5);
+    CHECK(((s0 >= 2) && (s0 + s1 == 8)).evaluate_with({{"s0", 3}, {"s1", 5}}));
+    CHECK(error_of([] { return (s0 + s1).evaluate_with({{"s0", 3}}); }) == "evaluate_with: no value for symbol s1 in s0 + s1");
+    CHECK(error_of([] { return (s0 * s1).evaluate_with({{"s0", big}, {"s1", 2}}); }) ==
+          "integer overflow while evaluating s0*s1 with {s0 = 9223372036854775807, s1 = 2}");
+    CHECK(str((s0 + s1).subs({{"s1", s0}})) == "2*s0");
+    CHECK(str(sym_max(s0, s1).subs({{"s1", s0 + 1}})) == "s0 + 1");
+    CHECK(str(floordiv(s0, s1).subs({{"s1", 4}, {"s0", 4 * s2 + 1}})) == "s2");
+    CHECK((s2 * s0 + floordiv(SymInt::symbol("s10"), s1)).free_symbols() == std::vector<std::string>{"s0", "s1", "s2", "s10"});
+}
+
+TEST_CASE("symbol names are checked") {
+    CHECK(error_of([] { return SymInt::symbol("2x"); }) ==
+          "SymInt::symbol: '2x' is not a valid symbol name (it must start with a letter or '_')");
+    CHECK(error_of([] { return SymInt::symbol("Max"); }) == "SymInt::symbol: 'Max' is not a valid symbol name (reserved word)");
+    CHECK(error_of([] { return SymInt::symbol("a-b"); }) ==
+          "SymInt::symbol: 'a-b' is not a valid symbol name (only letters, digits and '_' are allowed)");
+    CHECK(error_of([] { return SymInt::symbol(""); }) == "SymInt::symbol: '' is not a valid symbol name (empty)");
+    CHECK(error_of([] { return s0.constant_value(); }) == "SymInt s0 is symbolic, not a constant");
+}
+
+TEST_CASE("parse_sym reads torch's printed forms back to the same canonical expression") {
+    const std::vector<SymInt> exprs = {s0 + 2 * s1,           sym_max(s0, s1),     floordiv(s0, 2),
+                                       mod(s0, 3),            -floordiv(s0, 2),    3 * floordiv(s0 + 1, 2),
+                                       floordiv(s0, s1 + 1),  s0 * s0 * s1 - 3,    SymInt(small) * s0 + small,
+                                       yobx::sym_min({s0, s1, 4}),  mod(s0, -s1),        floordiv(floordiv(s0, s1), s2),
+                                       SymInt(-5),            SymInt(small),       pow(s0 + 1, 3)};
+    for (const auto& e : exprs) {
+        INFO(e.to_string());
+        const SymInt back = parse_sym(e.to_string());
+        CHECK(back.identical(e));
+        CHECK(back.hash() == e.hash());
+    }
+    CHECK(str(parse_sym("s1 + s0")) == "s0 + s1");
+    CHECK(str(parse_sym("FloorDiv(s0, 2)")) == "s0//2");
+    CHECK(str(parse_sym("s0 % 4 + (s0 + 4*s1) % 4")) == "2*Mod(s0, 4)");
+    CHECK(str(parse_sym("-2**2 + s0**0")) == "-3");  // Python: -2**2 == -4
+    CHECK(str(parse_sym("Max(s0)")) == "s0");
+    CHECK(str(parse_sym("  s0\t*\n2 ")) == "2*s0");
+}
+
+TEST_CASE("parse_sym_bool reads conditions back") {
+    const std::vector<SymBool> conds = {s0 == s1, s0 != 3, s0 >= 2, s0 < s1, s0 - s1 >= 5,
+                                        (s0 >= 2) && (s1 == 3), !((s0 >= 2) && (s1 == 3)), SymBool(true), mod(s0, 8) == 0};
+    for (const auto& c : conds) {
+        INFO(c.to_string());
+        CHECK(parse_sym_bool(c.to_string()).identical(c));
+    }
+    CHECK(str(parse_sym_bool("(s0 + 1) < 3")) == "s0 <= 1");
+    CHECK(str(parse_sym_bool("~(s0 == 1) | ((s1 > 4))")) == "Ne(s0, 1) | (s1 >= 5)");
+    CHECK(str(parse_sym_bool("s0 != s1 & True")) == "Ne(s0, s1)");
+}
+
+TEST_CASE("parse errors name the column and what was expected") {
+    CHECK(error_of([] { return parse_sym("s0 + "); }) ==
+          "parse_sym: column 6: expected a number, a symbol, '(' or Max/Min/Mod/FloorDiv, found end of input in \"s0 + \"");
+    CHECK(error_of([] { return parse_sym("s0 +* 2"); }) ==
+          "parse_sym: column 5: expected a number, a symbol, '(' or Max/Min/Mod/FloorDiv, found '*' in \"s0 +* 2\"");
+    CHECK(error_of([] { return parse_sym("((s0)"); }) == "parse_sym: column 6: expected ')', found end of input in \"((s0)\"");
+    CHECK(error_of([] { return parse_sym("s0 s1"); }) ==
+          "parse_sym: column 4: expected an operator or end of input, found 's1' in \"s0 s1\"");
+    CHECK(error_of([] { return parse_sym("s0 ** -1"); }) ==
+          "parse_sym: column 7: expected a non-negative integer exponent, found '-' in \"s0 ** -1\"");
+    CHECK(error_of([] { return parse_sym("foo(1)"); }) ==
+          "parse_sym: column 1: expected Max, Min, Mod or FloorDiv before '(' (unknown function foo), found 'foo' in \"foo(1)\"");
+    CHECK(error_of([] { return parse_sym("Mod(s0)"); }) ==
+          "parse_sym: column 1: expected Mod with exactly two arguments, found 'Mod' in \"Mod(s0)\"");
+    CHECK(error_of([] { return parse_sym("9223372036854775808"); }) ==
+          "parse_sym: column 1: expected an integer that fits in int64, found '9223372036854775808' in \"9223372036854775808\"");
+    CHECK(error_of([] { return parse_sym("Eq(s0, 1)"); }) ==
+          "parse_sym: column 1: expected an integer expression (Eq is a condition), found 'Eq' in \"Eq(s0, 1)\"");
+    CHECK(error_of([] { return parse_sym("s0 / 2"); }) ==
+          "parse_sym: column 4: expected an operator or end of input, found '/' in \"s0 / 2\"");
+    CHECK(error_of([] { return parse_sym(std::string(201, '(') + "s0" + std::string(201, ')')); })
+              .starts_with("parse_sym: column 201: expected at most 200 nested parentheses or calls, found '('"));
+    CHECK(error_of([] { return parse_sym("s0 // 0"); }) == "division by zero in s0//0");
+    CHECK(error_of([] { return parse_sym("Mod(s0, 0)"); }) == "modulo by zero in Mod(s0, 0)");
+    CHECK(error_of([] { return parse_sym("9223372036854775807 + 1"); }) ==
+          "integer overflow in 9223372036854775807 + 1: the result does not fit in int64");
+    CHECK(error_of([] { return parse_sym("(s0 + s1 + s2 + s3 + s4 + s5 + s6 + s7)**8"); }) ==
+          "expression too large in (s0 + s1 + s2 + s3 + s4 + s5 + s6 + s7)**8: the expansion exceeds 4096 terms");
+    CHECK(error_of([] { return parse_sym_bool("s0 + 1"); }) ==
+          "parse_sym_bool: column 7: expected a comparison (==, !=, <, <=, >, >=), found end of input in \"s0 + 1\"");
+    CHECK(error_of([] { return parse_sym_bool("(s0 > 1"); }) ==
+          "parse_sym_bool: column 8: expected ')', found end of input in \"(s0 > 1\"");
+}
+
+TEST_CASE("SymInt and SymBool key unordered containers by structure") {
+    std::unordered_set<SymInt> set{s0 + s1, s1 + s0, 2 * (s0 + 1) - 2, 2 * s0};
+    CHECK(set.size() == 2);
+    std::unordered_map<SymBool, int> map{{s0 < s1, 1}};
+    CHECK(map.count(s1 > s0) == 1);
+    CHECK(SymInt(3).identical(SymInt(3)));
+    CHECK_FALSE(SymInt(3).identical(s0));
+}
+
+TEST_CASE("SymInt values are shared across threads safely") {
+    const SymInt shared = sym_max(s0 + 2 * s1, floordiv(s2, 4));
+    std::vector<std::thread> threads;
+    std::vector<std::string> results(4);
+    for (int t = 0; t < 4; ++t)
+        threads.emplace_back([&, t] {
+            SymInt acc = shared;
+            for (int i = 0; i < 200; ++i) acc = sym_max(acc, shared) + 0;
+            results[static_cast<std::size_t>(t)] = (acc + t - t).to_string();
+        });
+    for (auto& th : threads) th.join();
+    for (const auto& r : results) CHECK(r == "Max(s2//4, s0 + 2*s1)");
+}
