@@ -391,14 +391,57 @@ inline Poly floordiv_by_constant(const Poly& a, std::int64_t k) {
     return add(quotient, from_atom(make_atom(AtomKind::floordiv, {}, {std::move(rest), constant(k)})));
 }
 
+/// m / d if the monomial d divides m.
+inline std::optional<Mono> mono_divide(const Mono& m, const Mono& d) {
+    Mono out;
+    std::size_t j = 0;
+    for (const auto& f : m) {
+        if (j < d.size() && cmp_atom(*f.atom, *d[j].atom) == 0) {
+            if (f.exp < d[j].exp) return std::nullopt;
+            if (f.exp > d[j].exp) out.push_back(Factor{f.atom, f.exp - d[j].exp});
+            ++j;
+        } else {
+            out.push_back(f);
+        }
+    }
+    if (j != d.size()) return std::nullopt;
+    return out;
+}
+
+/// Splits a into d*quotient + rest where d = c*m is a single term: the terms of a
+/// that c*m divides go to the quotient (floor((d*q + r)/d) == q + floor(r/d)).
+inline std::pair<Poly, Poly> split_by_term(const Poly& a, const Term& d) {
+    std::vector<Term> q, r;
+    std::int64_t qc = 0;
+    for (const auto& t : a.terms) {
+        if (t.coef % d.coef == 0) {
+            if (auto m = mono_divide(t.mono, d.mono)) {
+                if (m->empty())
+                    qc = add(qc, t.coef / d.coef);
+                else
+                    q.push_back(Term{t.coef / d.coef, std::move(*m)});
+                continue;
+            }
+        }
+        r.push_back(t);
+    }
+    return {normalized(qc, std::move(q)), from_sorted(a.constant, std::move(r))};
+}
+
+inline bool is_zero(const Poly& p) { return p.is_constant() && p.constant == 0; }
+
 inline Poly floordiv(const Poly& a, const Poly& b) {
     if (b.is_constant()) return floordiv_by_constant(a, b.constant);
-    if (a.is_constant() && a.constant == 0) return a;
+    if (is_zero(a)) return a;
     const std::int64_t g = gcd(content(a), content(b));
     Poly num = divide_exact(a, g), den = divide_exact(b, g);
     if (leading_negative(den)) {  // floor(a/b) == floor(-a/-b)
         num = negate(num);
         den = negate(den);
+    }
+    if (den.constant == 0 && den.terms.size() == 1) {  // (s0*s1)//s1 == s0
+        auto [q, r] = split_by_term(num, den.terms[0]);
+        if (!is_zero(q)) return add(q, is_zero(r) ? r : floordiv(r, den));
     }
     return from_atom(make_atom(AtomKind::floordiv, {}, {std::move(num), std::move(den)}));
 }
@@ -430,9 +473,13 @@ inline Poly mod_by_constant(const Poly& a, std::int64_t k) {
 
 inline Poly mod(const Poly& a, const Poly& b) {
     if (b.is_constant()) return mod_by_constant(a, b.constant);
-    if (a.is_constant() && a.constant == 0) return a;
+    if (is_zero(a)) return a;
     const std::int64_t g = gcd(content(a), content(b));
     Poly num = divide_exact(a, g), den = divide_exact(b, g);
+    if (den.constant == 0 && den.terms.size() == 1) {  // Mod(s0*s1 + s2, s1) == Mod(s2, s1)
+        auto [q, r] = split_by_term(num, den.terms[0]);
+        if (!is_zero(q)) return scale(mod(r, den), g);
+    }
     if (leading_negative(den))  // Mod(a, -b) == -Mod(-a, b)
         return negate(scale(from_atom(make_atom(AtomKind::mod, {}, {negate(num), negate(den)})), g));
     return scale(from_atom(make_atom(AtomKind::mod, {}, {std::move(num), std::move(den)})), g);

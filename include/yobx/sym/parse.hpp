@@ -241,22 +241,30 @@ private:
             return n == "Eq" ? a == b : a != b;
         }
         pos_ = start;
-        if (peek("(")) {  // `(cond)` or a relation starting with `(expr)`
-            try {
-                return relation();
-            } catch (const Failure& first) {
-                pos_ = start;
-                try {
-                    accept("(");
-                    SymBool r = bool_or();
-                    expect(")");
-                    return r;
-                } catch (const Failure& second) {
-                    throw second.pos >= first.pos ? second : first;
-                }
-            }
+        if (peek("(") && !operand_follows(pos_)) {  // `(cond)`, not a relation starting with `(expr)`
+            accept("(");
+            SymBool r = bool_or();
+            expect(")");
+            return r;
         }
         return relation();
+    }
+
+    /// Whether the parenthesized group at `open` is followed by an arithmetic or
+    /// comparison operator, making it an integer operand (`(s0 + 1) < 3`).
+    bool operand_follows(std::size_t open) const {
+        int depth = 0;
+        std::size_t i = open;
+        for (; i < text_.size(); ++i) {
+            if (text_[i] == '(') ++depth;
+            if (text_[i] == ')' && --depth == 0) break;
+        }
+        if (i >= text_.size()) return false;  // unbalanced: the bool branch reports the missing ')'
+        ++i;
+        while (i < text_.size() && (text_[i] == ' ' || text_[i] == '\t' || text_[i] == '\n' || text_[i] == '\r')) ++i;
+        if (i >= text_.size()) return false;
+        const char c = text_[i];
+        return c == '+' || c == '-' || c == '*' || c == '/' || c == '%' || c == '<' || c == '>' || c == '=' || c == '!';
     }
     SymBool relation() {
         const SymInt a = expr();
