@@ -81,6 +81,9 @@ TEST_CASE("division and modulo by zero are errors naming the expression") {
     CHECK(error_of([] { return floordiv(SymInt(5), s0 - s0); }) == "division by zero in 5//0");
     CHECK(error_of([] { return floordiv(s0, s1).evaluate_with({{"s0", 3}, {"s1", 0}}); }) ==
           "division by zero while evaluating s0//s1 with {s0 = 3, s1 = 0}");
+    CHECK(error_of([] { return mod(s0, s1).evaluate_with({{"s0", 3}, {"s1", 0}}); }) ==
+          "modulo by zero while evaluating Mod(s0, s1) with {s0 = 3, s1 = 0}");
+    CHECK(error_of([] { return mod(s0, s1).subs({{"s1", 0}}); }) == "modulo by zero in subs on Mod(s0, s1)");
 }
 
 TEST_CASE("printing follows torch's style") {

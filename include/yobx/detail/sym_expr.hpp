@@ -23,7 +23,9 @@
 namespace yobx::detail::sym {
 
 struct overflow {};
-struct zero_division {};
+struct zero_division {
+    bool modulo = false;  // Mod rather than FloorDiv
+};
 /// A product or power whose expansion would exceed max_terms terms.
 struct too_large {};
 
@@ -50,7 +52,7 @@ inline std::int64_t neg(std::int64_t a) { return sub(0, a); }
 
 /// Python's `a // b` (rounds toward minus infinity).
 inline std::int64_t floordiv(std::int64_t a, std::int64_t b) {
-    if (b == 0) throw zero_division{};
+    if (b == 0) throw zero_division{false};
     if (b == -1) return neg(a);
     std::int64_t q = a / b;
     if (a % b != 0 && ((a < 0) != (b < 0))) --q;
@@ -58,7 +60,7 @@ inline std::int64_t floordiv(std::int64_t a, std::int64_t b) {
 }
 /// Python's `a % b` (the sign of b).
 inline std::int64_t pymod(std::int64_t a, std::int64_t b) {
-    if (b == 0) throw zero_division{};
+    if (b == 0) throw zero_division{true};
     if (b == -1) return 0;
     std::int64_t r = a % b;
     if (r != 0 && ((r < 0) != (b < 0))) r += b;
@@ -361,7 +363,7 @@ inline bool leading_negative(const Poly& p) {
 inline Poly floordiv(const Poly& a, const Poly& b);
 
 inline Poly floordiv_by_constant(const Poly& a, std::int64_t k) {
-    if (k == 0) throw zero_division{};
+    if (k == 0) throw zero_division{false};
     if (a.is_constant()) return constant(floordiv(a.constant, k));
     if (k < 0) return floordiv_by_constant(negate(a), neg(k));
     if (k == 1) return a;
@@ -449,7 +451,7 @@ inline Poly floordiv(const Poly& a, const Poly& b) {
 inline Poly mod(const Poly& a, const Poly& b);
 
 inline Poly mod_by_constant(const Poly& a, std::int64_t k) {
-    if (k == 0) throw zero_division{};
+    if (k == 0) throw zero_division{true};
     if (a.is_constant()) return constant(pymod(a.constant, k));
     if (k < 0) return negate(mod_by_constant(negate(a), neg(k)));  // a % -k == -((-a) % k)
     if (k == 1) return constant(0);
@@ -907,6 +909,17 @@ template <class F>
 void for_each_symbol(const BoolNode& n, F& f) {
     for_each_symbol(n.diff, f);
     for (const auto& a : n.args) for_each_symbol(*a, f);
+}
+
+/// The distinct symbol names of a Poly or BoolNode, in natural order (s2 before s10).
+template <class Node>
+std::vector<std::string> symbol_names(const Node& n) {
+    std::vector<std::string> names;
+    auto f = [&](const Atom& a) { names.push_back(a.name); };
+    for_each_symbol(n, f);
+    std::sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) { return cmp_name(a, b) < 0; });
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    return names;
 }
 
 }  // namespace yobx::detail::sym

@@ -178,11 +178,11 @@ public:
     /// simplify: `Max(s0, 1)` is `s0` when s0 >= 1; `Mod(s0, 8)` is 0 after `check(Eq(Mod(s0, 8), 0))`.
     SymInt simplify(const SymInt& e) const {
         if (e.is_constant()) return e;
-        return SymInt::guarded([&] { return SymInt(simplified(e.poly())); }, "simplify " + e.to_string());
+        return SymInt::guarded([&] { return SymInt(simplified(e.poly())); }, [&] { return "simplify " + e.to_string(); });
     }
     SymBool simplify(const SymBool& c) const {
         if (c.is_constant()) return c;
-        return SymInt::guarded([&] { return SymBool(simplified(c.cond())); }, "simplify " + c.to_string());
+        return SymInt::guarded([&] { return SymBool(simplified(c.cond())); }, [&] { return "simplify " + c.to_string(); });
     }
 
     /// The range of an expression, propagated through every operator (after simplify).
@@ -223,7 +223,7 @@ public:
         if (known == std::optional<bool>(false)) fail("is provably false");
         const auto names = s.free_symbols();
         if (all_hinted(names) && !s.evaluate_with(hint_values(names))) fail("is false for the hints " + describe_hints(names));
-        SymInt::guarded([&] { add_fact(c); return 0; }, "check " + cond.to_string());
+        SymInt::guarded([&] { add_fact(c); return 0; }, [&] { return "check " + cond.to_string(); });
         runtime_asserts_.push_back(RuntimeAssert{s, std::string(message), where});
     }
 

@@ -20,7 +20,6 @@
 #include <map>
 #include <optional>
 #include <ostream>
-#include <set>
 #include <yobx/detail/source_location.hpp>
 #include <string>
 #include <string_view>
@@ -32,6 +31,18 @@ class SymBool;
 
 /// Values for symbols, for evaluate_with: `{{"s0", 3}, {"s1", 5}}`.
 using SymbolValues = std::map<std::string, std::int64_t, std::less<>>;
+
+namespace detail::sym {
+/// value_of(symbol) for evaluate(): the value in `values`, or a value_error naming the expression.
+template <class Expr>
+auto value_lookup(const SymbolValues& values, const Expr& expr) {
+    return [&values, &expr](const Atom& a) {
+        const auto it = values.find(a.name);
+        if (it == values.end()) throw value_error("evaluate_with: no value for symbol " + a.name + " in " + expr.to_string());
+        return it->second;
+    };
+}
+}  // namespace detail::sym
 
 /// Raised when a condition that depends on symbols has to be decided and cannot
 /// be (strict ShapeEnv, or a SymBool converted to bool). Its message holds the
@@ -105,32 +116,21 @@ public:
 
     /// The names of the symbols in the expression, in natural order (s2 before s10).
     std::vector<std::string> free_symbols() const {
-        struct Less {
-            bool operator()(const std::string& a, const std::string& b) const { return detail::sym::cmp_name(a, b) < 0; }
-        };
-        std::set<std::string, Less> names;
-        if (expr_) {
-            auto f = [&](const detail::sym::Atom& a) { names.insert(a.name); };
-            detail::sym::for_each_symbol(*expr_, f);
-        }
-        return {names.begin(), names.end()};
+        return expr_ ? detail::sym::symbol_names(*expr_) : std::vector<std::string>{};
     }
 
     /// Substitutes the values and computes: `(s0 + 2*s1).evaluate_with({{"s0", 3}, {"s1", 5}}) == 13`.
     /// A symbol without a value, a zero divisor or an overflow is a value_error.
     std::int64_t evaluate_with(const SymbolValues& values) const {
         if (!expr_) return value_;
-        auto value_of = [&](const detail::sym::Atom& a) {
-            const auto it = values.find(a.name);
-            if (it == values.end()) throw value_error("evaluate_with: no value for symbol " + a.name + " in " + to_string());
-            return it->second;
-        };
+        auto value_of = detail::sym::value_lookup(values, *this);
         try {
             return detail::sym::evaluate(*expr_, value_of);
         } catch (const detail::sym::overflow&) {
             throw value_error("integer overflow while evaluating " + to_string() + " with " + describe(values));
-        } catch (const detail::sym::zero_division&) {
-            throw value_error("division by zero while evaluating " + to_string() + " with " + describe(values));
+        } catch (const detail::sym::zero_division& z) {
+            throw value_error((z.modulo ? "modulo by zero while evaluating " : "division by zero while evaluating ") + to_string() +
+                              " with " + describe(values));
         }
     }
 
@@ -146,7 +146,7 @@ public:
             }
         } v;
         v.map = &replacements;
-        return guarded([&] { return SymInt(detail::sym::rebuild(*expr_, v)); }, "subs on " + to_string());
+        return guarded([&] { return SymInt(detail::sym::rebuild(*expr_, v)); }, [&] { return "subs on " + to_string(); });
     }
 
     friend SymInt operator+(const SymInt& a, const SymInt& b) {
@@ -178,7 +178,7 @@ public:
     friend SymInt pow(const SymInt& a, std::int64_t e) {
         if (e < 0) throw value_error("pow: negative exponent " + std::to_string(e) + " for " + a.to_string());
         return guarded([&] { return SymInt(detail::sym::power(a.poly(), e)); },
-                       "(" + a.to_string() + ")**" + std::to_string(e));
+                       [&] { return "(" + a.to_string() + ")**" + std::to_string(e); });
     }
     /// `Max(a, b)`, simplified: `sym_max(s0, s0)` is `s0`, `sym_max(s0 + 1, s0)` is `s0 + 1`.
     friend SymInt sym_max(const SymInt& a, const SymInt& b) { return sym_max({a, b}); }
@@ -202,19 +202,18 @@ public:
             expr_ = std::make_shared<const detail::sym::Poly>(std::move(p));
     }
 
-    /// Runs f (building a SymInt) and turns the arithmetic failures into value_errors naming `what`.
-    template <class F>
-    static auto guarded(F&& f, const std::string& what) -> decltype(f()) {
+    /// Runs f (building a SymInt) and turns the arithmetic failures into value_errors
+    /// naming the expression `what()` returns (computed only on failure).
+    template <class F, class What>
+    static auto guarded(F&& f, What&& what) -> decltype(f()) {
         try {
             return f();
         } catch (const detail::sym::overflow&) {
-            throw value_error("integer overflow in " + what + ": the result does not fit in int64");
-        } catch (const detail::sym::zero_division&) {
-            throw value_error((what.find('%') != std::string::npos || what.rfind("Mod(", 0) == 0 ? "modulo by zero in "
-                                                                                                  : "division by zero in ") +
-                              what);
+            throw value_error("integer overflow in " + what() + ": the result does not fit in int64");
+        } catch (const detail::sym::zero_division& z) {
+            throw value_error((z.modulo ? "modulo by zero in " : "division by zero in ") + what());
         } catch (const detail::sym::too_large&) {
-            throw value_error("expression too large in " + what + ": the expansion exceeds " +
+            throw value_error("expression too large in " + what() + ": the expansion exceeds " +
                               std::to_string(detail::sym::max_terms) + " terms");
         }
     }
@@ -262,28 +261,12 @@ private:
 
     template <class F>
     static SymInt binary_constant(const SymInt& a, const SymInt& b, std::string_view op, F f) {
-        std::int64_t r;
-        try {
-            r = f(a.value_, b.value_);
-        } catch (const detail::sym::overflow&) {
-            throw value_error("integer overflow in " + operation_text(a, b, op) + ": the result does not fit in int64");
-        }
-        return SymInt(r);
+        return guarded([&] { return SymInt(f(a.value_, b.value_)); }, [&] { return operation_text(a, b, op); });
     }
 
     template <class F>
     SymInt apply(const SymInt& b, std::string_view op, F f) const {
-        try {
-            return SymInt(f(poly(), b.poly()));
-        } catch (const detail::sym::overflow&) {
-            throw value_error("integer overflow in " + operation_text(*this, b, op) + ": the result does not fit in int64");
-        } catch (const detail::sym::zero_division&) {
-            throw value_error(std::string(op == "%" ? "modulo by zero in " : "division by zero in ") +
-                              operation_text(*this, b, op));
-        } catch (const detail::sym::too_large&) {
-            throw value_error("expression too large in " + operation_text(*this, b, op) + ": the expansion exceeds " +
-                              std::to_string(detail::sym::max_terms) + " terms");
-        }
+        return guarded([&] { return SymInt(f(poly(), b.poly())); }, [&] { return operation_text(*this, b, op); });
     }
 
     static SymInt extremum(detail::sym::AtomKind kind, std::initializer_list<SymInt> args) {
@@ -339,32 +322,21 @@ public:
         return node_ == other.node_ || (node_->hash == other.node_->hash && detail::sym::cmp_bool(*node_, *other.node_) == 0);
     }
 
+    /// The names of the symbols in the condition, in natural order.
     std::vector<std::string> free_symbols() const {
-        struct Less {
-            bool operator()(const std::string& a, const std::string& b) const { return detail::sym::cmp_name(a, b) < 0; }
-        };
-        std::set<std::string, Less> names;
-        if (node_) {
-            auto f = [&](const detail::sym::Atom& a) { names.insert(a.name); };
-            detail::sym::for_each_symbol(*node_, f);
-        }
-        return {names.begin(), names.end()};
+        return node_ ? detail::sym::symbol_names(*node_) : std::vector<std::string>{};
     }
 
     /// Substitutes and decides: a symbol without a value, a zero divisor or an overflow is a value_error.
     bool evaluate_with(const SymbolValues& values) const {
         if (!node_) return value_;
-        auto value_of = [&](const detail::sym::Atom& a) {
-            const auto it = values.find(a.name);
-            if (it == values.end()) throw value_error("evaluate_with: no value for symbol " + a.name + " in " + to_string());
-            return it->second;
-        };
+        auto value_of = detail::sym::value_lookup(values, *this);
         try {
             return detail::sym::evaluate(*node_, value_of);
         } catch (const detail::sym::overflow&) {
             throw value_error("integer overflow while evaluating " + to_string());
-        } catch (const detail::sym::zero_division&) {
-            throw value_error("division by zero while evaluating " + to_string());
+        } catch (const detail::sym::zero_division& z) {
+            throw value_error((z.modulo ? "modulo by zero while evaluating " : "division by zero while evaluating ") + to_string());
         }
     }
 
@@ -402,7 +374,7 @@ inline SymBool compare(const SymInt& a, const SymInt& b, BoolKind kind, bool swa
             const Poly d = swap ? sub(b.poly(), a.poly()) : sub(a.poly(), b.poly());
             return SymBool(relation(kind, shift == 0 ? d : add(d, constant(shift))));
         },
-        a.to_string() + " " + op + " " + b.to_string());
+        [&] { return a.to_string() + " " + op + " " + b.to_string(); });
 }
 }  // namespace detail::sym
 
