@@ -152,6 +152,17 @@ TEST_CASE("a check that is provably false, or false for the hints, throws with t
     CHECK(env.runtime_asserts().empty());
 }
 
+TEST_CASE("a divisibility check that leaves no multiple in the range throws") {
+    ShapeEnv env;
+    const SymInt u = env.create_symbol("u", std::nullopt, ValueRange::between(9, 15));
+    CHECK(error_of<yobx::runtime_error>([&] { env.check(mod(u, 8) == 0); }) ==
+          "check failed: the range of u becomes empty ([9, 15] narrowed to [9, 15] with multiples of 8)");
+    // the failed check left nothing behind
+    CHECK(env.range("u") == ValueRange::between(9, 15));
+    CHECK(env.simplify(mod(u, 4)).to_string() == "Mod(u, 4)");
+    CHECK(env.runtime_asserts().empty());
+}
+
 TEST_CASE("statically_known_true, guard_or_false and guard_or_true never throw") {
     ShapeEnv env;
     const SymInt a = env.create_symbol("a", 3), c = env.create_symbol("c", 4);

@@ -128,6 +128,7 @@ TEST_CASE("Max and Min flatten, fold constants and drop arguments at a constant 
     CHECK(str(sym_max(SymInt(2), SymInt(7))) == "7");
     CHECK(sym_max(s0, s1).identical(sym_max(s1, s0)));
     CHECK(error_of([] { return yobx::sym_max({}); }) == "sym_max of no arguments");
+    CHECK(error_of([] { return yobx::sym_min({}); }) == "sym_min of no arguments");
 }
 
 TEST_CASE("comparisons give canonical SymBools, printed like torch") {
@@ -177,6 +178,14 @@ TEST_CASE("evaluate_with substitutes and computes; subs replaces symbols") {
     CHECK(str(sym_max(s0, s1).subs({{"s1", s0 + 1}})) == "s0 + 1");
     CHECK(str(floordiv(s0, s1).subs({{"s1", 4}, {"s0", 4 * s2 + 1}})) == "s2");
     CHECK((s2 * s0 + floordiv(SymInt::symbol("s10"), s1)).free_symbols() == std::vector<std::string>{"s0", "s1", "s2", "s10"});
+}
+
+TEST_CASE("pow takes a non-negative constant exponent") {
+    CHECK(str(pow(s0 + 1, 2)) == "s0**2 + 2*s0 + 1");
+    CHECK(str(pow(2 * s0, 3)) == "8*s0**3");
+    CHECK(str(pow(s0, 0)) == "1");
+    CHECK(error_of([] { return pow(s0, -1); }) == "pow: negative exponent -1 for s0");
+    CHECK(error_of([] { return pow(SymInt(2), 63); }) == "integer overflow in (2)**63: the result does not fit in int64");
 }
 
 TEST_CASE("symbol names are checked") {

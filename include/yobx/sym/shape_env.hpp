@@ -210,7 +210,8 @@ public:
     /// torch._check: records the condition as a constraint used by later decisions
     /// (an equality becomes a replacement, `s0 >= 2` narrows a range, `Eq(Mod(s0, 8), 0)`
     /// is kept as divisibility) and as a runtime assert. A condition that is provably
-    /// false, or false for the hints, throws runtime_error with the message.
+    /// false, or false for the hints, throws runtime_error with the message, and the
+    /// ShapeEnv is left as it was.
     void check(const SymBool& cond, std::string_view message = {}, source_location where = source_location::current()) {
         const SymBool s = simplify(cond);
         const detail::sym::Cond c = s.cond();
@@ -223,7 +224,18 @@ public:
         if (known == std::optional<bool>(false)) fail("is provably false");
         const auto names = s.free_symbols();
         if (all_hinted(names) && !s.evaluate_with(hint_values(names))) fail("is false for the hints " + describe_hints(names));
-        SymInt::guarded([&] { add_fact(c); return 0; }, [&] { return "check " + cond.to_string(); });
+        // all or nothing: a check that fails half-way leaves the env as it was
+        auto symbols = symbols_;
+        auto replacements = replacements_;
+        auto facts = facts_;
+        try {
+            SymInt::guarded([&] { add_fact(c); return 0; }, [&] { return "check " + cond.to_string(); });
+        } catch (...) {
+            symbols_ = std::move(symbols);
+            replacements_ = std::move(replacements);
+            facts_ = std::move(facts);
+            throw;
+        }
         runtime_asserts_.push_back(RuntimeAssert{s, std::string(message), where});
     }
 
