@@ -77,6 +77,12 @@ TEST_CASE("ranges are propagated through every operator") {
     CHECK(env.bound(sym_min(a, c)) == ValueRange::between(-3, 5));
     CHECK(env.bound(-a) == ValueRange::between(-10, -2));
     CHECK(env.bound(a * SymInt::symbol("free")) == ValueRange::unknown());
+    CHECK(env.bound(c * c * c) == ValueRange::between(-27, 125));
+    CHECK(env.bound(SymInt::symbol("free") * SymInt::symbol("free")) == ValueRange::size());
+    const SymInt neg = env.create_symbol("neg", -4, ValueRange::between(ValueRange::neg_inf, -2));
+    CHECK(env.bound(neg * neg) == ValueRange::at_least(4));
+    CHECK(env.bound(neg * neg * neg) == ValueRange::between(ValueRange::neg_inf, -8));
+    CHECK(env.bound(pow(a, 40)) == ValueRange::at_least(1099511627776));
     ShapeEnv sizes;
     const SymInt n = sizes.create_symbol("n", 5);
     CHECK(sizes.bound(n * n + 1) == ValueRange::at_least(1));

@@ -477,15 +477,15 @@ private:
         if (__builtin_mul_overflow(a, b, &r)) return sat(positive);
         return r;
     }
-    static std::int64_t bound_pow(std::int64_t a, std::int64_t e) {
+    static std::int64_t bound_pow(std::int64_t a, std::int64_t e) {  // e >= 1
+        const bool negative = a < 0 && e % 2 == 1;
+        if (infinite(a)) return negative ? ValueRange::neg_inf : ValueRange::inf;
+        const std::int64_t m = a < 0 ? -a : a;
+        if (m <= 1) return negative ? -m : m;
         std::int64_t r = 1;
-        for (std::int64_t i = 0; i < e && i < 64; ++i) {
-            r = bound_mul(r, a);
-            if (infinite(r) || r == 0 || r == 1) break;
-        }
-        if (e >= 64 && !infinite(r) && r != 0 && r != 1 && r != -1) r = sat(r > 0);
-        if (r == -1 && e % 2 == 0) r = 1;
-        return r;
+        for (std::int64_t i = 0; i < e; ++i)  // m >= 2: overflows within 63 steps
+            if (__builtin_mul_overflow(r, m, &r)) return negative ? ValueRange::neg_inf : ValueRange::inf;
+        return negative ? -r : r;
     }
     static ValueRange range_add(ValueRange a, ValueRange b) {
         return {a.lower == ValueRange::neg_inf || b.lower == ValueRange::neg_inf ? ValueRange::neg_inf : bound_add(a.lower, b.lower),
