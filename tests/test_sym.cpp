@@ -84,6 +84,8 @@ TEST_CASE("division and modulo by zero are errors naming the expression") {
     CHECK(error_of([] { return mod(s0, s1).evaluate_with({{"s0", 3}, {"s1", 0}}); }) ==
           "modulo by zero while evaluating Mod(s0, s1) with {s0 = 3, s1 = 0}");
     CHECK(error_of([] { return mod(s0, s1).subs({{"s1", 0}}); }) == "modulo by zero in subs on Mod(s0, s1)");
+    CHECK(error_of([] { return (mod(s0, s1) == 0).evaluate_with({{"s0", 3}, {"s1", 0}}); }) ==
+          "modulo by zero while evaluating Eq(Mod(s0, s1), 0) with {s0 = 3, s1 = 0}");
 }
 
 TEST_CASE("printing follows torch's style") {

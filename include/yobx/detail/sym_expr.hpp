@@ -247,12 +247,23 @@ inline Poly from_atom(AtomPtr a) {
 
 inline Poly symbol(std::string_view name) { return from_atom(make_atom(AtomKind::symbol, std::string(name), {})); }
 
+/// The atom if p is `coef*atom + constant` (one term, one factor, exponent 1), with coef; else null.
+inline const Atom* term_atom(const Poly& p, std::int64_t& coef) {
+    if (p.terms.size() != 1) return nullptr;
+    const Term& t = p.terms[0];
+    if (t.mono.size() != 1 || t.mono[0].exp != 1) return nullptr;
+    coef = t.coef;
+    return t.mono[0].atom.get();
+}
+
+/// The atom if p is exactly `coef*atom` (no constant), with coef; else null.
+inline const Atom* lone_atom(const Poly& p, std::int64_t& coef) { return p.constant == 0 ? term_atom(p, coef) : nullptr; }
+
 /// The atom if p is exactly `1*atom`, else null.
 inline const Atom* single_atom(const Poly& p) {
-    if (p.constant != 0 || p.terms.size() != 1) return nullptr;
-    const Term& t = p.terms[0];
-    if (t.coef != 1 || t.mono.size() != 1 || t.mono[0].exp != 1) return nullptr;
-    return t.mono[0].atom.get();
+    std::int64_t coef = 0;
+    const Atom* a = lone_atom(p, coef);
+    return coef == 1 ? a : nullptr;
 }
 
 inline Poly add(const Poly& a, const Poly& b) {
@@ -382,13 +393,11 @@ inline Poly floordiv_by_constant(const Poly& a, std::int64_t k) {
     rest = divide_exact(rest, g);
     k /= g;
     // floor((x//k1 + c) / k) == (x + c*k1) // (k1*k)
-    if (rest.terms.size() == 1 && rest.terms[0].coef == 1 && rest.terms[0].mono.size() == 1 &&
-        rest.terms[0].mono[0].exp == 1) {
-        const Atom& inner = *rest.terms[0].mono[0].atom;
-        if (inner.kind == AtomKind::floordiv && inner.args[1].is_constant() && inner.args[1].constant > 0) {
-            const std::int64_t k1 = inner.args[1].constant;
-            return add(quotient, floordiv_by_constant(add(inner.args[0], constant(mul(rest.constant, k1))), mul(k1, k)));
-        }
+    std::int64_t coef = 0;
+    if (const Atom* inner = term_atom(rest, coef); inner && coef == 1 && inner->kind == AtomKind::floordiv &&
+                                                   inner->args[1].is_constant() && inner->args[1].constant > 0) {
+        const std::int64_t k1 = inner->args[1].constant;
+        return add(quotient, floordiv_by_constant(add(inner->args[0], constant(mul(rest.constant, k1))), mul(k1, k)));
     }
     return add(quotient, from_atom(make_atom(AtomKind::floordiv, {}, {std::move(rest), constant(k)})));
 }

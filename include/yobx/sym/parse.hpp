@@ -135,7 +135,7 @@ private:
     SymInt term() {
         SymInt acc = unary();
         for (;;) {
-            if (peek("**")) return acc;  // only after a primary; reaching here means `a*b**`... handled in power
+            if (peek("**")) return acc;  // a second `**` (`s0**2**3`): not a `*`; the caller reports it
             if (accept("//"))
                 acc = floordiv(acc, unary());
             else if (accept("*"))

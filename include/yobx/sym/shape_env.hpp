@@ -102,11 +102,9 @@ public:
              bar + "\n";
         for (std::size_t i = 0; i < issues_.size(); ++i) {
             const DraftIssue& d = issues_[i];
-            std::string hints;
-            for (const auto& [name, v] : d.hints) hints += (hints.empty() ? "" : ", ") + name + " = " + (v ? std::to_string(*v) : "?");
             s += "\n" + std::to_string(i + 1) + ". Data dependent guard.\n";
             s += "    yobx was unable to decide `" + d.condition.to_string() + "` from ranges and constraints.\n";
-            s += std::string("    It assumed ") + (d.answer ? "True" : "False") + " from the hints: " + hints + ".\n";
+            s += std::string("    It assumed ") + (d.answer ? "True" : "False") + " from the hints: " + format_hints(d.hints) + ".\n";
             s += "    This was encountered " + std::to_string(d.count) + " time(s).\n";
             s += "    This occurred at the following locations:\n";
             for (const auto& l : d.locations)
@@ -118,6 +116,14 @@ public:
 
 private:
     friend class ShapeEnv;
+
+    /// `a = 3, c = ?`
+    static std::string format_hints(const std::vector<std::pair<std::string, std::optional<std::int64_t>>>& hints) {
+        std::string s;
+        for (const auto& [name, v] : hints) s += (s.empty() ? "" : ", ") + name + " = " + (v ? std::to_string(*v) : "?");
+        return s;
+    }
+
     std::vector<DraftIssue> issues_;
 };
 
@@ -196,8 +202,9 @@ public:
     std::optional<std::int64_t> size_hint(const SymInt& e) const {
         const SymInt s = simplify(e);
         if (auto v = s.maybe_constant()) return v;
-        if (!all_hinted(s.free_symbols())) return std::nullopt;
-        return s.evaluate_with(hint_values(s.free_symbols()));
+        const auto names = s.free_symbols();
+        if (!all_hinted(names)) return std::nullopt;
+        return s.evaluate_with(hint_values(names));
     }
 
     /// True only if ranges, replacements and constraints prove the condition. Never throws for undecidable input.
@@ -295,14 +302,16 @@ private:
         for (const auto& n : names) v.emplace(n, *find(n)->hint);
         return v;
     }
-    std::string describe_hints(const std::vector<std::string>& names) const {
-        std::string s;
+    /// Each symbol with its hint (nullopt: none, or not a symbol of this env).
+    std::vector<std::pair<std::string, std::optional<std::int64_t>>> hints_of(const std::vector<std::string>& names) const {
+        std::vector<std::pair<std::string, std::optional<std::int64_t>>> out;
         for (const auto& n : names) {
             const SymbolInfo* i = find(n);
-            s += (s.empty() ? "" : ", ") + n + " = " + (i && i->hint ? std::to_string(*i->hint) : std::string("?"));
+            out.emplace_back(n, i ? i->hint : std::nullopt);
         }
-        return s;
+        return out;
     }
+    std::string describe_hints(const std::vector<std::string>& names) const { return DraftReport::format_hints(hints_of(names)); }
 
     GuardOnDataDependentSymNode undecided(const std::string& text, const std::vector<std::string>& names,
                                           source_location where) const {
@@ -318,11 +327,10 @@ private:
 
     /// Strict: throw. Draft: the hints' answer, recorded (once per condition, counted each time).
     bool assume(const SymBool& s, source_location where) {
-        const Cond c = s.cond();
-        const Cond negated = detail::sym::negation(c);
+        const SymBool negated = !s;
         for (auto& issue : report_.issues_) {
             const bool same = issue.condition.identical(s);
-            if (!same && !issue.condition.identical(SymBool(negated))) continue;
+            if (!same && !issue.condition.identical(negated)) continue;
             ++issue.count;
             const bool seen = std::any_of(issue.locations.begin(), issue.locations.end(), [&](const source_location& l) {
                 return l.line() == where.line() && std::string_view(l.file_name()) == where.file_name();
@@ -333,10 +341,8 @@ private:
         const auto names = s.free_symbols();
         if (mode_ == ShapeEnvMode::strict || !all_hinted(names)) throw undecided(s.to_string(), names, where);
         const bool answer = s.evaluate_with(hint_values(names));
-        DraftIssue issue{s, answer, {}, 1, {where}};
-        for (const auto& n : names) issue.hints.emplace_back(n, find(n)->hint);
-        report_.issues_.push_back(std::move(issue));
-        runtime_asserts_.push_back(RuntimeAssert{answer ? s : SymBool(negated), "draft assumption", where});
+        report_.issues_.push_back(DraftIssue{s, answer, hints_of(names), 1, {where}});
+        runtime_asserts_.push_back(RuntimeAssert{answer ? s : negated, "draft assumption", where});
         return answer;
     }
 
@@ -372,17 +378,10 @@ private:
         }
     }
 
-    /// If p is k*atom (one factor, exponent 1, no constant): the atom and k.
-    static const detail::sym::Atom* lone_atom(const Poly& p, std::int64_t& k) {
-        if (p.constant != 0 || p.terms.size() != 1 || p.terms[0].mono.size() != 1 || p.terms[0].mono[0].exp != 1) return nullptr;
-        k = p.terms[0].coef;
-        return p.terms[0].mono[0].atom.get();
-    }
-
     Poly simplify_atom(AtomKind kind, const std::vector<Poly>& args) const {
         Poly p = detail::sym::PlainAtoms::make(kind, args);
         std::int64_t k = 1;
-        const detail::sym::Atom* a = lone_atom(p, k);
+        const detail::sym::Atom* a = detail::sym::lone_atom(p, k);
         if (a == nullptr || a->kind != kind) return p;
         switch (kind) {
             case AtomKind::max:
@@ -428,7 +427,7 @@ private:
     /// c*(p//k) is (c/k)*p when k divides both c and p.
     std::optional<Poly> simplify_term(const Poly& t) const {
         std::int64_t c = 1;
-        const detail::sym::Atom* a = lone_atom(t, c);
+        const detail::sym::Atom* a = detail::sym::lone_atom(t, c);
         if (a == nullptr || a->kind != AtomKind::floordiv || !a->args[1].is_constant()) return std::nullopt;
         const std::int64_t k = a->args[1].constant;
         if (k <= 0 || c % k != 0 || !divisible(a->args[0], k)) return std::nullopt;
@@ -651,10 +650,9 @@ private:
         i.range = n;
     }
 
-    /// The symbol of p if p is exactly c*symbol (no constant), with c.
-    const detail::sym::Atom* linear_symbol(const Poly& p) const {
-        std::int64_t k = 0;
-        const detail::sym::Atom* a = lone_atom(p, k);
+    /// The symbol of this env if p is `coef*symbol + constant`, with coef.
+    const detail::sym::Atom* term_symbol(const Poly& p, std::int64_t& coef) const {
+        const detail::sym::Atom* a = detail::sym::term_atom(p, coef);
         return a != nullptr && a->kind == AtomKind::symbol && find(a->name) != nullptr ? a : nullptr;
     }
 
@@ -668,41 +666,35 @@ private:
             case BoolKind::eq:
                 if (try_replacement(n.diff) || try_divisibility(n.diff)) return;
                 break;
-            case BoolKind::le:
-                if (n.diff.terms.size() == 1) {
-                    Poly rest = n.diff;
-                    rest.constant = 0;
-                    detail::sym::finish(rest);
-                    if (const auto* s = linear_symbol(rest)) {
-                        // canonical Le has coefficient +-1 here: s + c <= 0 or -s + c <= 0
-                        const std::int64_t c0 = n.diff.constant;
-                        if (n.diff.terms[0].coef == 1)
-                            narrow(s->name, {ValueRange::neg_inf, detail::sym::neg(c0)});
-                        else
-                            narrow(s->name, {c0, ValueRange::inf});
+            case BoolKind::le: {
+                std::int64_t coef = 0;
+                if (const auto* s = term_symbol(n.diff, coef)) {
+                    // canonical Le has coefficient +-1 here: s + c <= 0 or -s + c <= 0
+                    const std::int64_t c0 = n.diff.constant;
+                    if (coef == 1)
+                        narrow(s->name, {ValueRange::neg_inf, detail::sym::neg(c0)});
+                    else
+                        narrow(s->name, {c0, ValueRange::inf});
+                    return;
+                }
+                break;
+            }
+            case BoolKind::ne: {
+                std::int64_t coef = 0;
+                if (const auto* s = term_symbol(n.diff, coef); s != nullptr && coef == 1) {
+                    const std::int64_t v = detail::sym::neg(n.diff.constant);  // s != v
+                    const ValueRange r = symbols_.at(s->name).range;
+                    if (v == r.lower) {
+                        narrow(s->name, {detail::sym::add(v, 1), ValueRange::inf});
+                        return;
+                    }
+                    if (v == r.upper) {
+                        narrow(s->name, {ValueRange::neg_inf, detail::sym::sub(v, 1)});
                         return;
                     }
                 }
                 break;
-            case BoolKind::ne:
-                if (n.diff.terms.size() == 1 && n.diff.terms[0].coef == 1) {
-                    Poly rest = n.diff;
-                    rest.constant = 0;
-                    detail::sym::finish(rest);
-                    if (const auto* s = linear_symbol(rest)) {
-                        const std::int64_t v = detail::sym::neg(n.diff.constant);  // s != v
-                        const ValueRange r = symbols_.at(s->name).range;
-                        if (v == r.lower) {
-                            narrow(s->name, {detail::sym::add(v, 1), ValueRange::inf});
-                            return;
-                        }
-                        if (v == r.upper) {
-                            narrow(s->name, {ValueRange::neg_inf, detail::sym::sub(v, 1)});
-                            return;
-                        }
-                    }
-                }
-                break;
+            }
             default: break;
         }
         facts_.push_back(c);
@@ -756,10 +748,11 @@ private:
     /// `Eq(Mod(s, k), 0)`: s is a multiple of k.
     bool try_divisibility(const Poly& d) {
         std::int64_t c = 0;
-        const detail::sym::Atom* m = lone_atom(d, c);
+        const detail::sym::Atom* m = detail::sym::lone_atom(d, c);
         if (m == nullptr || m->kind != AtomKind::mod || !m->args[1].is_constant()) return false;
-        const auto* s = linear_symbol(m->args[0]);
-        if (s == nullptr || m->args[0].terms[0].coef != 1) return false;
+        std::int64_t coef = 0;
+        const auto* s = term_symbol(m->args[0], coef);
+        if (s == nullptr || coef != 1 || m->args[0].constant != 0) return false;
         SymbolInfo& i = symbols_.at(s->name);
         const std::int64_t k = m->args[1].constant;
         std::int64_t lcm;

@@ -33,14 +33,30 @@ class SymBool;
 using SymbolValues = std::map<std::string, std::int64_t, std::less<>>;
 
 namespace detail::sym {
-/// value_of(symbol) for evaluate(): the value in `values`, or a value_error naming the expression.
-template <class Expr>
-auto value_lookup(const SymbolValues& values, const Expr& expr) {
-    return [&values, &expr](const Atom& a) {
+/// `{s0 = 3, s1 = 5}`
+inline std::string describe(const SymbolValues& values) {
+    std::string s;
+    for (const auto& [k, v] : values) s += (s.empty() ? "" : ", ") + k + " = " + std::to_string(v);
+    return "{" + s + "}";
+}
+
+/// evaluate(node) with the symbols' values taken from `values`; a missing value,
+/// an overflow or a zero divisor is a value_error naming `expr` and the values.
+template <class Node, class Expr>
+auto evaluate_checked(const Node& node, const SymbolValues& values, const Expr& expr) {
+    auto value_of = [&](const Atom& a) {
         const auto it = values.find(a.name);
         if (it == values.end()) throw value_error("evaluate_with: no value for symbol " + a.name + " in " + expr.to_string());
         return it->second;
     };
+    try {
+        return evaluate(node, value_of);
+    } catch (const overflow&) {
+        throw value_error("integer overflow while evaluating " + expr.to_string() + " with " + describe(values));
+    } catch (const zero_division& z) {
+        throw value_error((z.modulo ? "modulo by zero while evaluating " : "division by zero while evaluating ") + expr.to_string() +
+                          " with " + describe(values));
+    }
 }
 }  // namespace detail::sym
 
@@ -122,16 +138,7 @@ public:
     /// Substitutes the values and computes: `(s0 + 2*s1).evaluate_with({{"s0", 3}, {"s1", 5}}) == 13`.
     /// A symbol without a value, a zero divisor or an overflow is a value_error.
     std::int64_t evaluate_with(const SymbolValues& values) const {
-        if (!expr_) return value_;
-        auto value_of = detail::sym::value_lookup(values, *this);
-        try {
-            return detail::sym::evaluate(*expr_, value_of);
-        } catch (const detail::sym::overflow&) {
-            throw value_error("integer overflow while evaluating " + to_string() + " with " + describe(values));
-        } catch (const detail::sym::zero_division& z) {
-            throw value_error((z.modulo ? "modulo by zero while evaluating " : "division by zero while evaluating ") + to_string() +
-                              " with " + describe(values));
-        }
+        return expr_ ? detail::sym::evaluate_checked(*expr_, values, *this) : value_;
     }
 
     /// Replaces symbols by expressions: `(s0 + s1).subs({{"s1", s0}})` is `2*s0`.
@@ -241,11 +248,6 @@ private:
             if (name == r) bad("reserved word");
     }
 
-    static std::string describe(const SymbolValues& values) {
-        std::string s;
-        for (const auto& [k, v] : values) s += (s.empty() ? "" : ", ") + k + " = " + std::to_string(v);
-        return "{" + s + "}";
-    }
 
     /// `a op b` as text for messages, parenthesizing sums.
     static std::string operation_text(const SymInt& a, const SymInt& b, std::string_view op) {
@@ -329,15 +331,7 @@ public:
 
     /// Substitutes and decides: a symbol without a value, a zero divisor or an overflow is a value_error.
     bool evaluate_with(const SymbolValues& values) const {
-        if (!node_) return value_;
-        auto value_of = detail::sym::value_lookup(values, *this);
-        try {
-            return detail::sym::evaluate(*node_, value_of);
-        } catch (const detail::sym::overflow&) {
-            throw value_error("integer overflow while evaluating " + to_string());
-        } catch (const detail::sym::zero_division& z) {
-            throw value_error((z.modulo ? "modulo by zero while evaluating " : "division by zero while evaluating ") + to_string());
-        }
+        return node_ ? detail::sym::evaluate_checked(*node_, values, *this) : value_;
     }
 
     friend SymBool operator&&(const SymBool& a, const SymBool& b) { return junction(detail::sym::BoolKind::and_, a, b); }
