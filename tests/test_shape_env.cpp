@@ -49,13 +49,14 @@ TEST_CASE("create_symbol keeps the hint and the range, and rejects bad input") {
     CHECK_FALSE(env.has_symbol("s1"));
 }
 
-TEST_CASE("fresh_symbol generates unique names, skipping the ones in use") {
+TEST_CASE("fresh_symbol generates unique names per prefix, skipping the ones in use") {
     ShapeEnv env;
     env.create_symbol("unk__1", 4);
     CHECK(env.fresh_symbol("unk__").to_string() == "unk__0");
     CHECK(env.fresh_symbol("unk__").to_string() == "unk__2");
-    CHECK(env.fresh_symbol("u", 5).to_string() == "u3");
-    CHECK(env.hint("u3") == 5);
+    CHECK(env.fresh_symbol("u", 5).to_string() == "u0");
+    CHECK(env.fresh_symbol("u").to_string() == "u1");
+    CHECK(env.hint("u0") == 5);
     CHECK(env.hint("unk__0") == std::nullopt);
 }
 

@@ -5,6 +5,7 @@
 // at::Tensor); clone() copies the data. It is not a numerical library.
 #pragma once
 
+#include <yobx/dtype.hpp>
 #include <yobx/error.hpp>
 #include <yobx/tensor.hpp>
 
@@ -20,23 +21,6 @@
 #include <vector>
 
 namespace yobx {
-
-/// Element types of DenseTensor. Printed as torch prints them (float32, int64...).
-enum class DType { float32, float64, int32, int64, bool_ };
-
-/// "float32", "int64", ... (torch's spelling without the "torch." prefix).
-inline std::string_view to_string(DType d) {
-    switch (d) {
-        case DType::float32: return "float32";
-        case DType::float64: return "float64";
-        case DType::int32: return "int32";
-        case DType::int64: return "int64";
-        case DType::bool_: return "bool";
-    }
-    return "?";
-}
-
-inline std::ostream& operator<<(std::ostream& os, DType d) { return os << to_string(d); }
 
 /// A dense, row-major CPU tensor. Copies share the storage (one reference
 /// count, like at::Tensor); clone() does not.

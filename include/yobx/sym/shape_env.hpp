@@ -154,11 +154,14 @@ public:
         return s;
     }
 
-    /// A symbol with a new unique name `<prefix><n>` (ONNX's symbol generation for unknown results).
+    /// A symbol with a new unique name `<prefix><n>`, n counted per prefix (ONNX's
+    /// symbol generation for unknown results; yobx uses `u` for data-dependent sizes).
     SymInt fresh_symbol(std::string_view prefix = "s", std::optional<std::int64_t> hint = std::nullopt,
                         ValueRange range = ValueRange::size()) {
         for (;;) {
-            std::string name = std::string(prefix) + std::to_string(fresh_counter_++);
+            auto counter = fresh_counters_.find(prefix);
+            if (counter == fresh_counters_.end()) counter = fresh_counters_.emplace(std::string(prefix), 0).first;
+            std::string name = std::string(prefix) + std::to_string(counter->second++);
             if (symbols_.find(name) == symbols_.end()) return create_symbol(name, hint, range);
         }
     }
@@ -768,7 +771,7 @@ private:
     std::vector<Cond> facts_;
     std::vector<RuntimeAssert> runtime_asserts_;
     DraftReport report_;
-    std::size_t fresh_counter_ = 0;
+    std::map<std::string, std::size_t, std::less<>> fresh_counters_;  // per prefix: u0, u1... and s0, s1...
 };
 
 }  // namespace yobx

@@ -1,0 +1,557 @@
+// yobx/shape/rules.hpp — shape rules over SymInt, and the broadcast hooks.
+//
+// Each rule computes the output shape of one ONNX operator from its input
+// shapes (`std::vector<SymInt>`), keeping symbolic dimensions as expressions:
+// Concat of [M] and [N] is [M + N]. Rules that must decide something about
+// symbols (is this dimension 1?) ask the ShapeEnv, so a strict env stops on an
+// undecidable guard and a draft env assumes and reports. Requirements of the
+// operator itself (Concat's other dimensions are equal) are recorded with
+// ShapeEnv::check, like torch._check. Broadcasting goes through `shape_hooks`,
+// a table of function pointers the patch layer swaps.
+#pragma once
+
+#include <yobx/detail/source_location.hpp>
+#include <yobx/error.hpp>
+#include <yobx/sym.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace yobx {
+
+/// A tensor shape with symbolic dimensions: `{SymInt::symbol("a"), 3}`.
+using Shape = std::vector<SymInt>;
+
+/// `[a, b + 1, 3]`.
+inline std::string format_shape(const Shape& shape) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + shape[i].to_string();
+    return s + "]";
+}
+
+/// `[a, b]`, `[a, b] and [c]`, `[a], [b] and [c]`: the shapes an error is about.
+inline std::string format_shapes(std::span<const Shape> shapes) {
+    std::string s;
+    for (std::size_t i = 0; i < shapes.size(); ++i)
+        s += (i == 0 ? "" : i + 1 == shapes.size() ? " and " : ", ") + format_shape(shapes[i]);
+    return s;
+}
+
+/// What broadcasting does with two dimensions that can be proven neither equal
+/// nor 1 (nor incompatible), such as unrelated symbols `a` and `c`:
+/// - strict: ask the ShapeEnv (a strict env throws GuardOnDataDependentSymNode,
+///   a draft env takes the hints' answer and reports it), torch.export's behaviour;
+/// - sym_max: the result is `Max(a, c)`, the behaviour of the shipped patches;
+/// - new_symbol: the result is a fresh symbol, ONNX's rule.
+enum class BroadcastPolicy { strict, sym_max, new_symbol };
+
+/// "strict", "sym_max", "new_symbol".
+inline std::string_view to_string(BroadcastPolicy p) {
+    switch (p) {
+        case BroadcastPolicy::strict: return "strict";
+        case BroadcastPolicy::sym_max: return "sym_max";
+        case BroadcastPolicy::new_symbol: return "new_symbol";
+    }
+    return "?";
+}
+
+/// Multidirectional broadcast of any number of shapes (the `broadcast_shapes` hook).
+/// `op` names the operator in errors; `where` is reported for guards.
+using BroadcastShapesFn = Shape (*)(ShapeEnv& env, std::span<const Shape> shapes, BroadcastPolicy policy,
+                                    std::string_view op, source_location where);
+/// Broadcast of two shapes (the `infer_size` hook), used by Expand and MatMul's batch dimensions.
+using InferSizeFn = Shape (*)(ShapeEnv& env, const Shape& a, const Shape& b, BroadcastPolicy policy,
+                              std::string_view op, source_location where);
+
+namespace shape {
+
+namespace detail {
+
+[[noreturn]] inline void fail(std::string_view op, const std::string& what) {
+    throw value_error(std::string(op) + ": " + what);
+}
+
+inline std::string format_ints(std::span<const std::int64_t> v) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+    return s + "]";
+}
+
+inline std::int64_t rank_of(const Shape& s) { return static_cast<std::int64_t>(s.size()); }
+
+/// axis in [-rank, rank - 1], returned in [0, rank - 1].
+inline std::int64_t normalize_axis(std::string_view op, std::int64_t axis, std::int64_t rank, std::span<const Shape> shapes,
+                                   std::string_view rank_name = "rank") {
+    if (axis < -rank || axis >= rank)
+        fail(op, "axis " + std::to_string(axis) + " is out of range for " + std::string(rank_name) + " " + std::to_string(rank) + " (shape" +
+                     (shapes.size() > 1 ? "s " : " ") + format_shapes(shapes) + "); valid axes are " +
+                     (rank == 0 ? std::string("none") : std::to_string(-rank) + " to " + std::to_string(rank - 1)));
+    return axis < 0 ? axis + rank : axis;
+}
+
+inline std::int64_t normalize_axis(std::string_view op, std::int64_t axis, std::int64_t rank, const Shape& shape,
+                                   std::string_view rank_name = "rank") {
+    return normalize_axis(op, axis, rank, std::span<const Shape>(&shape, 1), rank_name);
+}
+
+/// The operator requires a == b: proven, refuted (value_error with `what`), or
+/// recorded with ShapeEnv::check (which throws if the hints contradict it).
+template <class What>
+void require_equal(ShapeEnv& env, const SymInt& a, const SymInt& b, std::string_view op, What&& what, source_location where) {
+    if (env.statically_known_true(a == b)) return;
+    if (env.statically_known_true(a != b)) fail(op, what());
+    env.check(a == b, std::string(op) + ": " + what(), where);
+}
+
+/// v clamped to [lo, hi], without Max/Min where the ShapeEnv proves them useless.
+inline SymInt clamp(const ShapeEnv& env, const SymInt& v, const SymInt& lo, const SymInt& hi) {
+    // INT64_MAX and INT64_MIN mean "to the end": no dimension goes past them.
+    if (v.maybe_constant() == std::numeric_limits<std::int64_t>::max()) return hi;
+    if (v.maybe_constant() == std::numeric_limits<std::int64_t>::min()) return lo;
+    if (env.statically_known_true(v <= lo)) return lo;
+    if (env.statically_known_true(v >= hi)) return hi;
+    SymInt x = env.statically_known_true(v >= lo) ? v : sym_max(v, lo);
+    if (!env.statically_known_true(x <= hi)) x = sym_min(x, hi);
+    return env.simplify(x);
+}
+
+/// max(v, 0) without Max where the ShapeEnv proves the sign.
+inline SymInt at_least_zero(const ShapeEnv& env, const SymInt& v) {
+    if (env.statically_known_true(v >= 0)) return env.simplify(v);
+    if (env.statically_known_true(v <= 0)) return 0;
+    return env.simplify(sym_max(v, 0));
+}
+
+inline SymInt product(const Shape& s) {
+    SymInt p = 1;
+    for (const auto& d : s) p *= d;
+    return p;
+}
+
+}  // namespace detail
+
+/// The broadcast of two dimensions, or nullopt when they cannot broadcast
+/// (provably, or for a strict policy, by the ShapeEnv's answers).
+///   broadcast_dim(env, a, 1, policy)  is a
+///   broadcast_dim(env, a, c, BroadcastPolicy::sym_max)  is Max(a, c)
+inline std::optional<SymInt> broadcast_dim(ShapeEnv& env, const SymInt& a, const SymInt& b, BroadcastPolicy policy,
+                                           source_location where = source_location::current()) {
+    if (a.identical(b) || env.statically_known_true(a == b)) return a;
+    if (env.statically_known_true(a == 1)) return b;
+    if (env.statically_known_true(b == 1)) return a;
+    if (env.statically_known_true(a != b) && env.statically_known_true(a != 1) && env.statically_known_true(b != 1))
+        return std::nullopt;
+    switch (policy) {
+        case BroadcastPolicy::strict:
+            if (env.evaluate(a == b, where)) return a;
+            if (env.evaluate(b == 1, where)) return a;
+            if (env.evaluate(a == 1, where)) return b;
+            return std::nullopt;
+        case BroadcastPolicy::sym_max: return env.simplify(sym_max(a, b));
+        case BroadcastPolicy::new_symbol: {
+            // The fresh symbol gets the hints' broadcast as its hint, when there is one.
+            const auto ha = env.size_hint(a), hb = env.size_hint(b);
+            std::optional<std::int64_t> hint;
+            if (ha && hb && (*ha == *hb || *hb == 1)) hint = ha;
+            else if (ha && hb && *ha == 1) hint = hb;
+            return env.fresh_symbol("s", hint);
+        }
+    }
+    return std::nullopt;
+}
+
+/// The default `broadcast_shapes` hook: numpy's multidirectional broadcast, shapes
+/// aligned on the right, each dimension resolved by broadcast_dim with `policy`.
+///   broadcast_shapes(env, {{a, b}, {b}}) is [a, b]
+inline Shape default_broadcast_shapes(ShapeEnv& env, std::span<const Shape> shapes, BroadcastPolicy policy,
+                                      std::string_view op, source_location where) {
+    std::size_t rank = 0;
+    for (const auto& s : shapes) rank = std::max(rank, s.size());
+    Shape out(rank, SymInt(1));
+    for (std::size_t i = 0; i < rank; ++i) {  // i counts from the right
+        SymInt acc = 1;
+        for (const auto& s : shapes) {
+            if (i >= s.size()) continue;
+            const SymInt& d = s[s.size() - 1 - i];
+            auto r = broadcast_dim(env, acc, d, policy, where);
+            if (!r)
+                detail::fail(op, "shapes " + format_shapes(shapes) + " cannot be broadcast: at output dimension " +
+                                     std::to_string(rank - 1 - i) + ", " + acc.to_string() + " and " + d.to_string() +
+                                     " are not equal and neither is 1");
+            acc = std::move(*r);
+        }
+        out[rank - 1 - i] = std::move(acc);
+    }
+    return out;
+}
+
+/// The default `infer_size` hook: default_broadcast_shapes of two shapes.
+inline Shape default_infer_size(ShapeEnv& env, const Shape& a, const Shape& b, BroadcastPolicy policy, std::string_view op,
+                                source_location where) {
+    const std::array<Shape, 2> shapes{a, b};
+    return default_broadcast_shapes(env, shapes, policy, op, where);
+}
+
+}  // namespace shape
+
+/// The hook table the broadcasting rules are reached through. Each entry is a
+/// plain function pointer, so swapping one is a single assignment that the
+/// patch layer undoes by assigning the old value back:
+///   auto old = std::exchange(yobx::shape_hooks.broadcast_shapes, &my_broadcast);
+///   ...
+///   yobx::shape_hooks.broadcast_shapes = old;
+/// The table is global, like the torch functions the patches replace: swap
+/// entries while no other thread runs shape inference.
+struct ShapeHooks {
+    BroadcastShapesFn broadcast_shapes = &shape::default_broadcast_shapes;
+    InferSizeFn infer_size = &shape::default_infer_size;
+};
+
+/// The hooks every rule uses.
+inline constinit ShapeHooks shape_hooks{};
+
+namespace shape {
+
+/// Multidirectional broadcast (Add, Sub, Mul, Div, Where...), through `shape_hooks.broadcast_shapes`.
+///   broadcast(env, {{a, b}, {c, b}}, BroadcastPolicy::sym_max)  is [Max(a, c), b]
+inline Shape broadcast(ShapeEnv& env, std::span<const Shape> shapes, BroadcastPolicy policy = BroadcastPolicy::strict,
+                       std::string_view op = "broadcast", source_location where = source_location::current()) {
+    return shape_hooks.broadcast_shapes(env, shapes, policy, op, where);
+}
+inline Shape broadcast(ShapeEnv& env, std::initializer_list<Shape> shapes, BroadcastPolicy policy = BroadcastPolicy::strict,
+                       std::string_view op = "broadcast", source_location where = source_location::current()) {
+    return broadcast(env, std::span<const Shape>(shapes.begin(), shapes.size()), policy, op, where);
+}
+
+/// Broadcast of two shapes, through `shape_hooks.infer_size`.
+inline Shape infer_size(ShapeEnv& env, const Shape& a, const Shape& b, BroadcastPolicy policy = BroadcastPolicy::strict,
+                        std::string_view op = "infer_size", source_location where = source_location::current()) {
+    return shape_hooks.infer_size(env, a, b, policy, op, where);
+}
+
+/// Concat along `axis` (negative counts from the end): the axis dimensions add
+/// up, the others must be equal (proven, or recorded with ShapeEnv::check).
+///   concat(env, {{M}, {N}}, 0)  is [M + N]
+inline Shape concat(ShapeEnv& env, std::span<const Shape> inputs, std::int64_t axis,
+                    source_location where = source_location::current()) {
+    if (inputs.empty()) detail::fail("Concat", "no inputs");
+    const std::int64_t rank = detail::rank_of(inputs[0]);
+    for (const auto& s : inputs)
+        if (detail::rank_of(s) != rank)
+            detail::fail("Concat", "inputs must have the same rank: " + format_shape(inputs[0]) + " has rank " +
+                                       std::to_string(rank) + ", " + format_shape(s) + " has rank " +
+                                       std::to_string(s.size()));
+    const std::int64_t ax = detail::normalize_axis("Concat", axis, rank, inputs);
+    Shape out = inputs[0];
+    for (std::size_t k = 1; k < inputs.size(); ++k) {
+        for (std::int64_t i = 0; i < rank; ++i) {
+            const auto idx = static_cast<std::size_t>(i);
+            if (i == ax) {
+                out[idx] += inputs[k][idx];
+                continue;
+            }
+            detail::require_equal(
+                env, out[idx], inputs[k][idx], "Concat",
+                [&] {
+                    return "dimension " + std::to_string(i) + " differs between " + format_shape(inputs[0]) + " and " +
+                           format_shape(inputs[k]) + ": " + out[idx].to_string() + " vs " + inputs[k][idx].to_string();
+                },
+                where);
+        }
+    }
+    return out;
+}
+inline Shape concat(ShapeEnv& env, std::initializer_list<Shape> inputs, std::int64_t axis,
+                    source_location where = source_location::current()) {
+    return concat(env, std::span<const Shape>(inputs.begin(), inputs.size()), axis, where);
+}
+
+/// Reshape to `target`: -1 (at most one) is inferred from the element count, 0
+/// copies the input's dimension at that position unless `allowzero`, where it
+/// is a real 0. A symbolic entry that may be 0 is decided by the ShapeEnv
+/// (unless `allowzero`). The element counts must match (proven, or recorded
+/// with ShapeEnv::check).
+///   reshape(env, {a, b, c}, {a, -1})      is [a, b*c]
+///   reshape(env, {a, b, c}, {0, 0, 2, -1}) is [a, b, 2, c//2]  (checked: c is even)
+inline Shape reshape(ShapeEnv& env, const Shape& input, const Shape& target, bool allowzero = false,
+                     source_location where = source_location::current()) {
+    const auto context = [&] { return "target shape " + format_shape(target) + " for input shape " + format_shape(input); };
+    Shape out = target;
+    std::optional<std::size_t> inferred;
+    for (std::size_t i = 0; i < target.size(); ++i) {
+        const SymInt& t = target[i];
+        if (i < input.size() && t.identical(input[i])) continue;  // 0 or not, the result is input[i]: no question
+        const auto c = t.maybe_constant();
+        const bool minus_one = c ? *c == -1 : !env.statically_known_true(t != -1) && env.evaluate(t == -1, where);
+        if (minus_one) {
+            if (inferred) detail::fail("Reshape", "more than one -1 in the " + context());
+            inferred = i;
+            continue;
+        }
+        if (c ? *c < 0 : !env.statically_known_true(t >= 0) && env.evaluate(t < 0, where))
+            detail::fail("Reshape", "invalid value " + t.to_string() + " at position " + std::to_string(i) + " of the " +
+                                        context() + "; only -1 (inferred) and 0 (copy) are special");
+        if (allowzero) continue;  // 0 is a size like any other
+        const bool zero = c ? *c == 0 : !env.statically_known_true(t != 0) && env.evaluate(t == 0, where);
+        if (!zero) continue;
+        if (i >= input.size())
+            detail::fail("Reshape", "0 at position " + std::to_string(i) + " copies dimension " + std::to_string(i) +
+                                        " of the input, but the input has rank " + std::to_string(input.size()) + " (" +
+                                        context() + ")");
+        out[i] = input[i];
+    }
+    if (allowzero && inferred)
+        for (std::size_t i = 0; i < target.size(); ++i)
+            if (i != *inferred && (target[i].maybe_constant() == 0 ||
+                                   (!target[i].is_constant() && !env.statically_known_true(target[i] != 0) &&
+                                    env.evaluate(target[i] == 0, where))))
+                detail::fail("Reshape", "with allowzero, the " + context() + " cannot hold both 0 and -1");
+    const SymInt total = detail::product(input);
+    if (!inferred) {
+        const SymInt count = detail::product(out);
+        detail::require_equal(
+            env, total, count, "Reshape",
+            [&] {
+                return "cannot reshape " + format_shape(input) + " (" + total.to_string() + " elements) into " +
+                       format_shape(out) + " (" + count.to_string() + " elements)";
+            },
+            where);
+        return out;
+    }
+    Shape known = out;
+    known.erase(known.begin() + static_cast<std::ptrdiff_t>(*inferred));
+    const SymInt rest = env.simplify(detail::product(known));
+    const auto impossible = [&] {
+        return "cannot reshape " + format_shape(input) + " (" + total.to_string() + " elements) into " +
+               format_shape(target) + ": " + total.to_string() + " is not a multiple of " + rest.to_string();
+    };
+    if (env.statically_known_true(rest == 0)) {
+        if (!env.statically_known_true(total == 0)) detail::fail("Reshape", impossible());
+        detail::fail("Reshape", "the -1 in the " + context() + " is ambiguous: the other dimensions multiply to 0");
+    }
+    // Dimensions found on both sides cancel, so [a, b, c] -> [a, b, 2, -1] asks
+    // for Mod(c, 2) == 0 (which a ShapeEnv keeps as divisibility) and gives c//2.
+    Shape remaining = input;
+    std::erase_if(known, [&](const SymInt& k) {
+        const auto it = std::find_if(remaining.begin(), remaining.end(), [&](const SymInt& d) { return d.identical(k); });
+        if (it == remaining.end()) return false;
+        remaining.erase(it);
+        return true;
+    });
+    const SymInt num = detail::product(remaining), den = detail::product(known);
+    detail::require_equal(env, env.simplify(mod(num, den)), SymInt(0), "Reshape", impossible, where);
+    out[*inferred] = env.simplify(floordiv(num, den));
+    return out;
+}
+
+/// Slice along `axes` (default: 0, 1, ...) with `steps` (default 1), numpy's
+/// rules: a negative index counts from the end, indices are clamped to the
+/// dimension, a negative step walks backwards. INT64_MAX / INT64_MIN as an end
+/// mean "to the end". Starts and ends may be symbolic; a symbolic index whose
+/// sign ranges cannot tell is decided by the ShapeEnv. Steps are constants.
+///   slice(env, {a, b}, {1}, {INT64_MAX}, {{1}})  is [a, b - 1]  (b >= 1)
+inline Shape slice(ShapeEnv& env, const Shape& input, const Shape& starts, const Shape& ends,
+                   std::optional<std::vector<std::int64_t>> axes = std::nullopt,
+                   std::optional<std::vector<std::int64_t>> steps = std::nullopt,
+                   source_location where = source_location::current()) {
+    const std::size_t n = starts.size();
+    if (ends.size() != n || (axes && axes->size() != n) || (steps && steps->size() != n))
+        detail::fail("Slice", "starts, ends, axes and steps must have the same length, got " + std::to_string(n) + ", " +
+                                  std::to_string(ends.size()) + ", " + (axes ? std::to_string(axes->size()) : "-") +
+                                  ", " + (steps ? std::to_string(steps->size()) : "-") + " for input shape " +
+                                  format_shape(input));
+    const std::int64_t rank = detail::rank_of(input);
+    Shape out = input;
+    std::vector<bool> seen(input.size(), false);
+    for (std::size_t k = 0; k < n; ++k) {
+        const std::int64_t ax = detail::normalize_axis("Slice", axes ? (*axes)[k] : static_cast<std::int64_t>(k), rank, input);
+        const auto idx = static_cast<std::size_t>(ax);
+        if (seen[idx]) detail::fail("Slice", "axis " + std::to_string(ax) + " appears twice in axes " + detail::format_ints(*axes) +
+                                                 " for input shape " + format_shape(input));
+        seen[idx] = true;
+        const std::int64_t step = steps ? (*steps)[k] : 1;
+        if (step == 0) detail::fail("Slice", "step 0 at axis " + std::to_string(ax) + " for input shape " + format_shape(input));
+        const SymInt& d = input[idx];
+        const auto normalized = [&](const SymInt& v) {
+            const auto c = v.maybe_constant();
+            if (c == std::numeric_limits<std::int64_t>::max() || c == std::numeric_limits<std::int64_t>::min())
+                return v;  // clamp() maps them to the ends
+            const bool negative = c ? *c < 0 : !env.statically_known_true(v >= 0) && env.evaluate(v < 0, where);
+            return negative ? env.simplify(v + d) : v;
+        };
+        SymInt start = normalized(starts[k]), end = normalized(ends[k]);
+        SymInt length;
+        if (step > 0) {
+            start = detail::clamp(env, start, 0, d);
+            end = detail::clamp(env, end, 0, d);
+            length = floordiv(end - start + (step - 1), step);
+        } else {
+            start = detail::clamp(env, start, 0, d - 1);
+            end = detail::clamp(env, end, -1, d - 1);
+            length = floordiv(start - end + (-step - 1), -step);
+        }
+        out[idx] = detail::at_least_zero(env, env.simplify(length));
+    }
+    return out;
+}
+
+/// Gather along `axis`: the data's axis is replaced by the indices' shape.
+///   gather({a, b, c}, {}, 1)    is [a, c]
+///   gather({a, b}, {n, 2}, 0)   is [n, 2, b]
+inline Shape gather(const Shape& data, const Shape& indices, std::int64_t axis) {
+    const std::int64_t ax = detail::normalize_axis("Gather", axis, detail::rank_of(data), data);
+    Shape out(data.begin(), data.begin() + ax);
+    out.insert(out.end(), indices.begin(), indices.end());
+    out.insert(out.end(), data.begin() + ax + 1, data.end());
+    return out;
+}
+
+/// Squeeze `axes` (each must be 1: proven, or recorded with ShapeEnv::check), or
+/// without axes every dimension equal to 1 (a symbolic one is decided by the ShapeEnv).
+///   squeeze(env, {a, 1, b}, {{1}})  is [a, b]
+inline Shape squeeze(ShapeEnv& env, const Shape& input, std::optional<std::vector<std::int64_t>> axes = std::nullopt,
+                     source_location where = source_location::current()) {
+    const std::int64_t rank = detail::rank_of(input);
+    std::vector<bool> drop(input.size(), false);
+    if (!axes) {
+        for (std::size_t i = 0; i < input.size(); ++i)
+            drop[i] = env.statically_known_true(input[i] == 1) ||
+                      (!env.statically_known_true(input[i] != 1) && env.evaluate(input[i] == 1, where));
+    } else {
+        for (std::int64_t a : *axes) {
+            const auto i = static_cast<std::size_t>(detail::normalize_axis("Squeeze", a, rank, input));
+            if (drop[i])
+                detail::fail("Squeeze", "axis " + std::to_string(a) + " appears twice in axes " + detail::format_ints(*axes) +
+                                            " for input shape " + format_shape(input));
+            drop[i] = true;
+            detail::require_equal(
+                env, input[i], SymInt(1), "Squeeze",
+                [&] {
+                    return "dimension " + std::to_string(i) + " of " + format_shape(input) + " is " + input[i].to_string() +
+                           ", not 1";
+                },
+                where);
+        }
+    }
+    Shape out;
+    for (std::size_t i = 0; i < input.size(); ++i)
+        if (!drop[i]) out.push_back(input[i]);
+    return out;
+}
+
+/// Insert dimensions of size 1 at `axes`, positions in the output (negative count from its end).
+///   unsqueeze({a, b}, {0, -1})  is [1, a, b, 1]
+inline Shape unsqueeze(const Shape& input, const std::vector<std::int64_t>& axes) {
+    const std::int64_t out_rank = detail::rank_of(input) + static_cast<std::int64_t>(axes.size());
+    std::vector<bool> one(static_cast<std::size_t>(out_rank), false);
+    for (std::int64_t a : axes) {
+        const auto i = static_cast<std::size_t>(detail::normalize_axis("Unsqueeze", a, out_rank, input, "output rank"));
+        if (one[i])
+            detail::fail("Unsqueeze", "axis " + std::to_string(a) + " appears twice in axes " + detail::format_ints(axes) +
+                                          " for input shape " + format_shape(input));
+        one[i] = true;
+    }
+    Shape out;
+    std::size_t next = 0;
+    for (std::size_t i = 0; i < one.size(); ++i) out.push_back(one[i] ? SymInt(1) : input[next++]);
+    return out;
+}
+
+/// Permute the dimensions: output dimension i is input dimension perm[i]
+/// (default: reversed). perm must be a permutation of 0..rank-1.
+///   transpose({a, b, c}, {{0, 2, 1}})  is [a, c, b]
+inline Shape transpose(const Shape& input, std::optional<std::vector<std::int64_t>> perm = std::nullopt) {
+    const std::size_t rank = input.size();
+    if (!perm) return Shape(input.rbegin(), input.rend());
+    std::vector<bool> used(rank, false);
+    bool ok = perm->size() == rank;
+    for (std::size_t i = 0; ok && i < rank; ++i) {
+        const std::int64_t p = (*perm)[i];
+        ok = p >= 0 && p < static_cast<std::int64_t>(rank) && !used[static_cast<std::size_t>(p)];
+        if (ok) used[static_cast<std::size_t>(p)] = true;
+    }
+    if (!ok)
+        detail::fail("Transpose", "perm " + detail::format_ints(*perm) + " is not a permutation of the " +
+                                      std::to_string(rank) + " axes of input shape " + format_shape(input));
+    Shape out;
+    for (std::int64_t p : *perm) out.push_back(input[static_cast<std::size_t>(p)]);
+    return out;
+}
+
+/// numpy's matmul: a 1-D left operand is a row, a 1-D right operand a column (the
+/// added dimension is removed from the result); leading dimensions broadcast
+/// through `shape_hooks.infer_size`; the contracted dimensions must be equal
+/// (proven, or recorded with ShapeEnv::check).
+///   matmul(env, {n, a, k}, {k, m})  is [n, a, m]
+///   matmul(env, {k}, {k})           is []
+inline Shape matmul(ShapeEnv& env, const Shape& a, const Shape& b, BroadcastPolicy policy = BroadcastPolicy::strict,
+                    source_location where = source_location::current()) {
+    if (a.empty() || b.empty())
+        detail::fail("MatMul", "operands must have rank >= 1, got shapes " + format_shape(a) + " and " + format_shape(b));
+    const Shape a2 = a.size() == 1 ? Shape{1, a[0]} : a;
+    const Shape b2 = b.size() == 1 ? Shape{b[0], 1} : b;
+    const SymInt& ka = a2[a2.size() - 1];
+    const SymInt& kb = b2[b2.size() - 2];
+    detail::require_equal(
+        env, ka, kb, "MatMul",
+        [&] {
+            return "contracted dimensions differ: " + format_shape(a) + " @ " + format_shape(b) + " contracts " +
+                   ka.to_string() + " with " + kb.to_string();
+        },
+        where);
+    Shape out = infer_size(env, Shape(a2.begin(), a2.end() - 2), Shape(b2.begin(), b2.end() - 2), policy, "MatMul", where);
+    if (a.size() > 1) out.push_back(a2[a2.size() - 2]);
+    if (b.size() > 1) out.push_back(b2[b2.size() - 1]);
+    return out;
+}
+
+/// Expand: the input broadcast with `target` in both directions (ONNX's Expand),
+/// through `shape_hooks.infer_size`.
+///   expand(env, {a, 1}, {1, b})  is [a, b]
+inline Shape expand(ShapeEnv& env, const Shape& input, const Shape& target, BroadcastPolicy policy = BroadcastPolicy::strict,
+                    source_location where = source_location::current()) {
+    return infer_size(env, input, target, policy, "Expand", where);
+}
+
+/// The output of Shape(start, end): the input's dimensions input[start:end], with
+/// negative positions counted from the end and clamped to [0, rank] (ONNX opset 15).
+/// The Shape tensor itself has shape `{result.size()}`.
+///   shape_values({a, b, c}, 1)  is [b, c]
+inline Shape shape_values(const Shape& input, std::int64_t start = 0, std::optional<std::int64_t> end = std::nullopt) {
+    const std::int64_t rank = detail::rank_of(input);
+    const auto norm = [&](std::int64_t v) { return std::clamp(v < 0 ? v + rank : v, std::int64_t{0}, rank); };
+    const std::int64_t s = norm(start), e = norm(end.value_or(rank));
+    return s >= e ? Shape{} : Shape(input.begin() + s, input.begin() + e);
+}
+
+/// The output shape of Shape(start, end): one dimension, the number of values.
+///   shape({a, b, c})  is [3]
+inline Shape shape(const Shape& input, std::int64_t start = 0, std::optional<std::int64_t> end = std::nullopt) {
+    return {static_cast<std::int64_t>(shape_values(input, start, end).size())};
+}
+
+/// The number of elements (Size's value): the product of the dimensions.
+///   numel({a, b, 2})  is 2*a*b
+inline SymInt numel(const Shape& input) { return detail::product(input); }
+
+/// The output shape of Size: a scalar, `[]`.
+inline Shape size(const Shape&) { return {}; }
+
+/// NonZero: `[rank, u]` where u is a fresh symbol (no hint): the count of
+/// non-zero elements depends on the data.
+///   nonzero(env, {a, b})  is [2, u0]
+inline Shape nonzero(ShapeEnv& env, const Shape& input) {
+    return {static_cast<std::int64_t>(input.size()), env.fresh_symbol("u")};
+}
+
+}  // namespace shape
+
+}  // namespace yobx
