@@ -228,7 +228,7 @@ public:
     }
 
     /// Shape(start, end): a 1-D int64 tensor whose values are x's dimensions.
-    SymTensor shape(const SymTensor& x, std::int64_t start = 0, std::optional<std::int64_t> end = std::nullopt) const {
+    SymTensor shape(const SymTensor& x, std::int64_t start = 0, std::int64_t end = std::numeric_limits<std::int64_t>::max()) const {
         return SymTensor::from_values(shape::shape_values(x.shape(), start, end));
     }
     /// Size: a 0-D int64 tensor whose value is the number of elements.

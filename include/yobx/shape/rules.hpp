@@ -394,7 +394,7 @@ inline Shape slice(ShapeEnv& env, const Shape& input, const Shape& starts, const
             end = detail::clamp(env, end, 0, d);
             length = floordiv(end - start + (step - 1), step);
         } else {
-            start = detail::clamp(env, start, 0, d - 1);
+            start = detail::clamp(env, start, -1, d - 1);  // -1: nothing left before the start
             end = detail::clamp(env, end, -1, d - 1);
             length = floordiv(start - end + (-step - 1), -step);
         }
@@ -522,19 +522,20 @@ inline Shape expand(ShapeEnv& env, const Shape& input, const Shape& target, Broa
 }
 
 /// The output of Shape(start, end): the input's dimensions input[start:end], with
-/// negative positions counted from the end and clamped to [0, rank] (ONNX opset 15).
-/// The Shape tensor itself has shape `{result.size()}`.
+/// negative positions counted from the end and clamped to [0, rank] (ONNX opset 15);
+/// the default end, INT64_MAX, is the rank. The Shape tensor itself has shape `{result.size()}`.
 ///   shape_values({a, b, c}, 1)  is [b, c]
-inline Shape shape_values(const Shape& input, std::int64_t start = 0, std::optional<std::int64_t> end = std::nullopt) {
+inline Shape shape_values(const Shape& input, std::int64_t start = 0,
+                          std::int64_t end = std::numeric_limits<std::int64_t>::max()) {
     const std::int64_t rank = detail::rank_of(input);
     const auto norm = [&](std::int64_t v) { return std::clamp(v < 0 ? v + rank : v, std::int64_t{0}, rank); };
-    const std::int64_t s = norm(start), e = norm(end.value_or(rank));
+    const std::int64_t s = norm(start), e = norm(end);
     return s >= e ? Shape{} : Shape(input.begin() + s, input.begin() + e);
 }
 
 /// The output shape of Shape(start, end): one dimension, the number of values.
 ///   shape({a, b, c})  is [3]
-inline Shape shape(const Shape& input, std::int64_t start = 0, std::optional<std::int64_t> end = std::nullopt) {
+inline Shape shape(const Shape& input, std::int64_t start = 0, std::int64_t end = std::numeric_limits<std::int64_t>::max()) {
     return {static_cast<std::int64_t>(shape_values(input, start, end).size())};
 }
 
