@@ -143,6 +143,14 @@ TEST_CASE("the tiny broadcast-add model: draft with c's hint 1 broadcasts y") {
     CHECK(m.env.draft_report().issues()[1].condition.to_string() == "Eq(c, 1)");
 }
 
+TEST_CASE("the tiny broadcast-add model: after check(a == c) strict gives [a, b] and asks nothing") {
+    Model m;
+    ShapeInference si(m.env);
+    m.env.check(m.a == m.c, "x and y have the same batch");
+    CHECK(str(si.add(m.x, m.y)) == "SymTensor(float32, [a, b])");
+    CHECK(m.env.runtime_asserts().size() == 1);
+}
+
 TEST_CASE("the classic chain Shape -> Gather -> Unsqueeze -> Concat -> Reshape keeps symbols") {
     ShapeEnv env;
     ShapeInference si(env);
@@ -272,4 +280,28 @@ TEST_CASE("ShapeInference errors on shape inputs name the op and the tensor") {
           "Concat: input dtypes differ: float32 and int64 (shapes [6] and [2])");
     CHECK(error_of<type_error>([&] { si.matmul(SymTensor({2, 3}, DType::float32), SymTensor({3, 2}, DType::float64)); }) ==
           "MatMul: input dtypes differ: float32 and float64 (shapes [2, 3] and [3, 2])");
+}
+
+// ---- the rule docs/shape_inference.md writes as "adding a rule" ----
+
+// Tile: each dimension repeated `repeats[i]` times (ONNX Tile).
+Shape tile(ShapeEnv& env, const Shape& input, const Shape& repeats, source_location where = source_location::current()) {
+    if (repeats.size() != input.size())
+        throw value_error("Tile: repeats " + format_shape(repeats) + " must have one entry per dimension of " +
+                          format_shape(input));
+    Shape out;
+    for (std::size_t i = 0; i < input.size(); ++i) {
+        env.check(repeats[i] >= 0, "Tile: repeats must be >= 0", where);  // a requirement: recorded, not guessed
+        out.push_back(env.simplify(input[i] * repeats[i]));
+    }
+    return out;
+}
+
+TEST_CASE("a rule written outside the library follows the same conventions") {
+    ShapeEnv env;
+    const SymInt a = env.create_symbol("a", 4, ValueRange::at_least(2));
+    const SymInt r = env.create_symbol("r", 3, ValueRange::unknown());
+    CHECK(format_shape(tile(env, {a, 3}, {2, r})) == "[2*a, 3*r]");
+    CHECK(env.range("r") == ValueRange::at_least(0));  // the check narrowed r's range
+    CHECK(error_of<value_error>([&] { tile(env, {a}, {1, 2}); }) == "Tile: repeats [1, 2] must have one entry per dimension of [a]");
 }
