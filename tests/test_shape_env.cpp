@@ -4,6 +4,8 @@
 
 #include <doctest/doctest.h>
 
+#include "error_of.hpp"
+
 #include <cstdint>
 #include <string>
 
@@ -13,17 +15,9 @@ using yobx::SymBool;
 using yobx::SymInt;
 using yobx::ValueRange;
 
-namespace {
+using test::error_of;
 
-template <class E = yobx::error, class F>
-std::string error_of(F&& f) {
-    try {
-        f();
-    } catch (const E& e) {
-        return e.what();
-    }
-    return "no error";
-}
+namespace {
 
 std::string at(const yobx::source_location& l) {
     return std::string(l.file_name()) + ":" + std::to_string(l.line()) + " in " + l.function_name();

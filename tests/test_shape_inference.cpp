@@ -7,6 +7,8 @@
 
 #include <doctest/doctest.h>
 
+#include "error_of.hpp"
+
 #include <cstdint>
 #include <span>
 #include <string>
@@ -18,17 +20,9 @@ using namespace yobx;
 static_assert(Tensor<SymTensor>);
 static_assert(std::same_as<dim_t<SymTensor>, SymInt>);
 
-namespace {
+using test::error_of;
 
-template <class E = yobx::error, class F>
-std::string error_of(F&& f) {
-    try {
-        f();
-    } catch (const E& e) {
-        return e.what();
-    }
-    return "no error";
-}
+namespace {
 
 std::string str(const SymTensor& t) { return t.to_string(); }
 

@@ -4,6 +4,8 @@
 
 #include <doctest/doctest.h>
 
+#include "error_of.hpp"
+
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -12,17 +14,9 @@
 
 using namespace yobx;
 
-namespace {
+using test::error_of;
 
-template <class E = yobx::error, class F>
-std::string error_of(F&& f) {
-    try {
-        f();
-    } catch (const E& e) {
-        return e.what();
-    }
-    return "no error";
-}
+namespace {
 
 constexpr std::int64_t int_max = std::numeric_limits<std::int64_t>::max();
 constexpr std::int64_t int_min = std::numeric_limits<std::int64_t>::min();
