@@ -143,14 +143,14 @@ public:
         return SymTensor(std::move(out), data.dtype(), std::move(values));
     }
 
-    /// Reshape to the values of `shape` (a 1-D integer tensor of constant length).
+    /// Reshape to the values of `target` (a 1-D integer tensor of constant length).
     /// Unknown values give a fresh symbol per output dimension.
-    SymTensor reshape(const SymTensor& x, const SymTensor& shape, bool allowzero = false,
+    SymTensor reshape(const SymTensor& x, const SymTensor& target, bool allowzero = false,
                       source_location where = source_location::current()) {
-        const std::int64_t n = shape_input_length("Reshape", "shape", shape);
+        const std::int64_t n = shape_input_length("Reshape", "shape", target);
         Shape out;
-        if (shape.values())
-            out = shape::reshape(*env_, x.shape(), *shape.values(), allowzero, where);
+        if (target.values())
+            out = shape::reshape(*env_, x.shape(), *target.values(), allowzero, where);
         else
             for (std::int64_t i = 0; i < n; ++i) out.push_back(env_->fresh_symbol("u"));
         return with_values_if_small(std::move(out), x);
@@ -206,19 +206,17 @@ public:
         return SymTensor(shape::matmul(*env_, a.shape(), b.shape(), policy_, where), a.dtype());
     }
 
-    /// Expand to the values of `shape`; unknown values give fresh symbols for
-    /// the dimensions they decide (the rank is max(rank of x, length of shape)).
-    SymTensor expand(const SymTensor& x, const SymTensor& shape, source_location where = source_location::current()) {
-        const std::int64_t n = shape_input_length("Expand", "shape", shape);
-        if (!shape.values()) {
-            Shape target;
-            for (std::int64_t i = 0; i < n; ++i) target.push_back(env_->fresh_symbol("u"));
+    /// Expand to the values of `target`; unknown values give fresh symbols for
+    /// the dimensions they decide (the rank is max(rank of x, length of target)).
+    SymTensor expand(const SymTensor& x, const SymTensor& target, source_location where = source_location::current()) {
+        const std::int64_t n = shape_input_length("Expand", "shape", target);
+        if (!target.values()) {
             Shape out = x.shape();
             if (n > x.rank()) out.insert(out.begin(), static_cast<std::size_t>(n - x.rank()), SymInt(1));
-            for (std::int64_t i = 0; i < n; ++i) out[out.size() - static_cast<std::size_t>(n - i)] = target[static_cast<std::size_t>(i)];
+            for (std::size_t i = out.size() - static_cast<std::size_t>(n); i < out.size(); ++i) out[i] = env_->fresh_symbol("u");
             return SymTensor(std::move(out), x.dtype());
         }
-        Shape out = shape::expand(*env_, x.shape(), *shape.values(), policy_, where);
+        Shape out = shape::expand(*env_, x.shape(), *target.values(), policy_, where);
         if (!x.values() || out.size() > 1 || !(out.empty() ? std::optional<std::int64_t>(1) : out[0].maybe_constant()))
             return SymTensor(std::move(out), x.dtype());
         const auto len = static_cast<std::size_t>(out.empty() ? 1 : out[0].constant_value());
