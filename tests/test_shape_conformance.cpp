@@ -121,8 +121,9 @@ std::optional<Ints> ref_reshape(const Ints& input, Ints target, bool allowzero) 
     return target;
 }
 
-// CPython's PySlice_AdjustIndices.
+// CPython's PySlice_AdjustIndices (with _PySlice_Unpack's clamp of the step to -PY_SSIZE_T_MAX).
 std::int64_t ref_slice_length(std::int64_t length, std::int64_t start, std::int64_t stop, std::int64_t step) {
+    step = std::max(step, -std::numeric_limits<std::int64_t>::max());
     const auto adjust = [&](std::int64_t& v) {
         if (v < 0) {
             v = v < -length ? -1 - length : v;  // avoid overflow below for INT64_MIN
@@ -304,7 +305,7 @@ TEST_CASE("conformance: slice agrees with CPython's slice indices") {
             starts.push_back(r.coin(10) ? big[r.between(0, 1)] : r.between(-8, 8));
             ends.push_back(r.coin(15) ? big[r.between(0, 1)] : r.between(-8, 8));
             axes.push_back(r.coin(90) ? k : r.between(-rank - 1, rank));
-            steps.push_back(r.coin(5) ? 0 : (r.coin() ? 1 : 1 - 2 * r.coin()) * r.between(1, 3));
+            steps.push_back(r.coin(5) ? 0 : r.coin(3) ? big[r.between(0, 1)] : (r.coin() ? 1 : 1 - 2 * r.coin()) * r.between(1, 3));
         }
         ShapeEnv env;
         INFO(std::string(ints(input) + " starts " + ints(starts) + " ends " + ints(ends) + " axes " + ints(axes) + " steps " + ints(steps)));
@@ -375,7 +376,8 @@ TEST_CASE("conformance: Slice and Gather on shape tensor values agree with Pytho
         std::vector<SymInt> values;
         for (std::int64_t k = 0; k < length; ++k) values.push_back(10 + k);
         const std::int64_t start = r.between(-8, 8), end = r.between(-8, 8);
-        const std::int64_t step = (r.coin() ? 1 : -1) * r.between(1, 3);
+        const std::int64_t step = r.coin(3) ? (r.coin() ? std::numeric_limits<std::int64_t>::max() : std::numeric_limits<std::int64_t>::min())
+                                             : (r.coin() ? 1 : -1) * r.between(1, 3);
         // Python: start is adjusted as in PySlice_AdjustIndices, then start + k*step
         std::int64_t first = start < 0 ? std::max<std::int64_t>(start + length, step < 0 ? -1 : 0)
                                        : std::min<std::int64_t>(start, step < 0 ? length - 1 : length);

@@ -37,10 +37,17 @@ inline std::vector<std::int64_t> slice_indices(std::int64_t n, std::int64_t star
         return std::clamp(v, lo, hi);
     };
     std::vector<std::int64_t> out;
+    // the distances stay within [0, n + 1], so `distance - step` cannot overflow even for huge steps
     if (step > 0) {
-        for (std::int64_t i = norm(start, 0, n), e = norm(end, 0, n); i < e; i += step) out.push_back(i);
+        for (std::int64_t i = norm(start, 0, n), e = norm(end, 0, n); i < e; i += step) {
+            out.push_back(i);
+            if ((e - i) - step <= 0) break;
+        }
     } else {
-        for (std::int64_t i = norm(start, -1, n - 1), e = norm(end, -1, n - 1); i > e; i += step) out.push_back(i);
+        for (std::int64_t i = norm(start, -1, n - 1), e = norm(end, -1, n - 1); i > e; i += step) {
+            out.push_back(i);
+            if ((i - e) + step <= 0) break;
+        }
     }
     return out;
 }

@@ -388,16 +388,21 @@ inline Shape slice(ShapeEnv& env, const Shape& input, const Shape& starts, const
             return negative ? env.simplify(v + d) : v;
         };
         SymInt start = normalized(starts[k]), end = normalized(ends[k]);
-        SymInt length;
+        // ceil(distance / |step|) written as (distance - 1)//|step| + 1, which cannot
+        // overflow; |INT64_MIN| is read as INT64_MAX (either takes one element at most)
+        const std::int64_t magnitude = step == std::numeric_limits<std::int64_t>::min() ? std::numeric_limits<std::int64_t>::max()
+                                                                                        : (step < 0 ? -step : step);
+        SymInt distance;
         if (step > 0) {
             start = detail::clamp(env, start, 0, d);
             end = detail::clamp(env, end, 0, d);
-            length = floordiv(end - start + (step - 1), step);
+            distance = end - start;
         } else {
             start = detail::clamp(env, start, -1, d - 1);  // -1: nothing left before the start
             end = detail::clamp(env, end, -1, d - 1);
-            length = floordiv(start - end + (-step - 1), -step);
+            distance = start - end;
         }
+        const SymInt length = floordiv(distance - 1, magnitude) + 1;
         out[idx] = detail::at_least_zero(env, env.simplify(length));
     }
     return out;
