@@ -144,6 +144,11 @@ inline SymInt product(const Shape& s) {
 ///   broadcast_dim(env, a, c, BroadcastPolicy::sym_max)  is Max(a, c)
 inline std::optional<SymInt> broadcast_dim(ShapeEnv& env, const SymInt& a, const SymInt& b, BroadcastPolicy policy,
                                            source_location where = source_location::current()) {
+    if (const auto ca = a.maybe_constant(), cb = b.maybe_constant(); ca && cb) {  // concrete: numpy's rule, no env
+        if (*ca == *cb || *cb == 1) return a;
+        if (*ca == 1) return b;
+        return std::nullopt;
+    }
     if (a.identical(b) || env.statically_known_true(a == b)) return a;
     if (env.statically_known_true(a == 1)) return b;
     if (env.statically_known_true(b == 1)) return a;
