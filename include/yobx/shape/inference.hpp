@@ -108,13 +108,14 @@ public:
     /// Concat along `axis`; values are concatenated when every input has them.
     SymTensor concat(std::span<const SymTensor> inputs, std::int64_t axis, source_location where = source_location::current()) {
         std::vector<Shape> shapes;
-        for (const auto& t : inputs) shapes.push_back(t.shape());
+        std::vector<const SymTensor*> tensors;
+        for (const auto& t : inputs) {
+            shapes.push_back(t.shape());
+            tensors.push_back(&t);
+        }
         Shape out = shape::concat(*env_, shapes, axis, where);
+        same_dtype("Concat", tensors);
         const DType dtype = inputs.front().dtype();
-        for (const auto& t : inputs)
-            if (t.dtype() != dtype)
-                throw type_error("Concat: input dtypes differ: " + std::string(to_string(dtype)) + " and " +
-                                 std::string(to_string(t.dtype())) + " (shapes " + format_shapes(shapes) + ")");
         std::vector<SymInt> values;
         for (const auto& t : inputs) {
             if (!t.values() || out.size() != 1) return SymTensor(std::move(out), dtype);
@@ -131,7 +132,7 @@ public:
     SymTensor gather(const SymTensor& data, const SymTensor& indices, std::int64_t axis = 0) const {
         require_integer("Gather", "indices", indices);
         Shape out = shape::gather(data.shape(), indices.shape(), axis);
-        const std::int64_t ax = axis < 0 ? axis + data.rank() : axis;
+        const std::int64_t ax = shape::detail::normalize_axis("Gather", axis, data.rank(), data.shape());
         const auto dim = data.shape()[static_cast<std::size_t>(ax)].maybe_constant();
         std::vector<std::int64_t> picked;
         if (indices.values())
@@ -178,7 +179,7 @@ public:
             Shape out = shape::slice(*env_, x.shape(), zeros, zeros, axes, steps, where);
             for (std::int64_t k = 0; k < n; ++k) {
                 const std::int64_t a = axes ? (*axes)[static_cast<std::size_t>(k)] : k;
-                out[static_cast<std::size_t>(a < 0 ? a + x.rank() : a)] = env_->fresh_symbol("u");
+                out[static_cast<std::size_t>(shape::detail::normalize_axis("Slice", a, x.rank(), x.shape()))] = env_->fresh_symbol("u");
             }
             return SymTensor(std::move(out), x.dtype());
         }
@@ -245,11 +246,19 @@ private:
     ShapeEnv* env_;
     BroadcastPolicy policy_;
 
+    /// Every input has the first one's dtype, else a type_error naming the op, the two dtypes and every shape.
+    static void same_dtype(std::string_view op, std::span<const SymTensor* const> inputs) {
+        for (const SymTensor* t : inputs) {
+            if (t->dtype() == inputs[0]->dtype()) continue;
+            std::vector<Shape> shapes;
+            for (const SymTensor* u : inputs) shapes.push_back(u->shape());
+            throw type_error(std::string(op) + ": input dtypes differ: " + std::string(to_string(inputs[0]->dtype())) +
+                             " and " + std::string(to_string(t->dtype())) + " (shapes " + format_shapes(shapes) + ")");
+        }
+    }
     static void same_dtype(std::string_view op, const SymTensor& a, const SymTensor& b) {
-        if (a.dtype() != b.dtype())
-            throw type_error(std::string(op) + ": input dtypes differ: " + std::string(to_string(a.dtype())) + " and " +
-                             std::string(to_string(b.dtype())) + " (shapes " + format_shape(a.shape()) + " and " +
-                             format_shape(b.shape()) + ")");
+        const SymTensor* both[] = {&a, &b};
+        same_dtype(op, both);
     }
 
     static void require_integer(std::string_view op, std::string_view what, const SymTensor& t) {

@@ -294,19 +294,17 @@ inline Shape reshape(ShapeEnv& env, const Shape& input, const Shape& target, boo
     for (std::size_t i = 0; i < target.size(); ++i) {
         const SymInt& t = target[i];
         if (i < input.size() && t.identical(input[i])) continue;  // 0 or not, the result is input[i]: no question
-        const auto c = t.maybe_constant();
-        const bool minus_one = c ? *c == -1 : !env.statically_known_true(t != -1) && env.evaluate(t == -1, where);
-        if (minus_one) {
+        // evaluate answers constants and proven facts itself, and guards only on the rest
+        if (env.evaluate(t == -1, where)) {
             if (inferred) detail::fail("Reshape", "more than one -1 in the " + context());
             inferred = i;
             continue;
         }
-        if (c ? *c < 0 : !env.statically_known_true(t >= 0) && env.evaluate(t < 0, where))
+        if (env.evaluate(t < 0, where))
             detail::fail("Reshape", "invalid value " + t.to_string() + " at position " + std::to_string(i) + " of the " +
                                         context() + "; only -1 (inferred) and 0 (copy) are special");
         if (allowzero) continue;  // 0 is a size like any other
-        const bool zero = c ? *c == 0 : !env.statically_known_true(t != 0) && env.evaluate(t == 0, where);
-        if (!zero) continue;
+        if (!env.evaluate(t == 0, where)) continue;
         if (i >= input.size())
             detail::fail("Reshape", "0 at position " + std::to_string(i) + " copies dimension " + std::to_string(i) +
                                         " of the input, but the input has rank " + std::to_string(input.size()) + " (" +
@@ -315,9 +313,7 @@ inline Shape reshape(ShapeEnv& env, const Shape& input, const Shape& target, boo
     }
     if (allowzero && inferred)
         for (std::size_t i = 0; i < target.size(); ++i)
-            if (i != *inferred && (target[i].maybe_constant() == 0 ||
-                                   (!target[i].is_constant() && !env.statically_known_true(target[i] != 0) &&
-                                    env.evaluate(target[i] == 0, where))))
+            if (i != *inferred && env.evaluate(target[i] == 0, where))
                 detail::fail("Reshape", "with allowzero, the " + context() + " cannot hold both 0 and -1");
     const SymInt total = detail::product(input);
     if (!inferred) {
@@ -389,8 +385,7 @@ inline Shape slice(ShapeEnv& env, const Shape& input, const Shape& starts, const
             const auto c = v.maybe_constant();
             if (c == std::numeric_limits<std::int64_t>::max() || c == std::numeric_limits<std::int64_t>::min())
                 return v;  // clamp() maps them to the ends
-            const bool negative = c ? *c < 0 : !env.statically_known_true(v >= 0) && env.evaluate(v < 0, where);
-            return negative ? env.simplify(v + d) : v;
+            return env.evaluate(v < 0, where) ? env.simplify(v + d) : v;
         };
         SymInt start = normalized(starts[k]), end = normalized(ends[k]);
         // ceil(distance / |step|) written as (distance - 1)//|step| + 1, which cannot
@@ -433,8 +428,7 @@ inline Shape squeeze(ShapeEnv& env, const Shape& input, std::optional<std::vecto
     std::vector<bool> drop(input.size(), false);
     if (!axes) {
         for (std::size_t i = 0; i < input.size(); ++i)
-            drop[i] = env.statically_known_true(input[i] == 1) ||
-                      (!env.statically_known_true(input[i] != 1) && env.evaluate(input[i] == 1, where));
+            drop[i] = env.evaluate(input[i] == 1, where);
     } else {
         for (std::int64_t a : *axes) {
             const auto i = static_cast<std::size_t>(detail::normalize_axis("Squeeze", a, rank, input));
