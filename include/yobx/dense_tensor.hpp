@@ -88,6 +88,11 @@ public:
         return std::span<storage_t<E>>(std::get<std::vector<storage_t<E>>>(impl_->data));
     }
 
+    /// The elements converted to double, row-major.
+    std::vector<double> to_doubles() const {
+        return std::visit([](const auto& v) { return std::vector<double>(v.begin(), v.end()); }, impl_->data);
+    }
+
     /// A deep copy: later writes to *this do not reach it.
     DenseTensor clone() const { return DenseTensor(std::make_shared<Impl>(*impl_)); }
 
@@ -158,6 +163,8 @@ struct tensor_traits<DenseTensor> {
     static DenseTensor zeros(const std::vector<std::int64_t>& shape, const DenseTensor& like) {
         return DenseTensor::zeros(shape, like.dtype());
     }
+    /// Optional member: the elements as doubles, for InputObserver::check_discrepancies.
+    static std::vector<double> to_doubles(const DenseTensor& t) { return t.to_doubles(); }
 };
 
 }  // namespace yobx

@@ -1,0 +1,439 @@
+// yobx/observer.hpp — InputObserver: record real calls of a model, infer the
+// export arguments and the dynamic shapes.
+//
+// The observer wraps a forward function (observer.wrap, or an RAII scope that
+// swaps a std::function or function-pointer slot), records up to
+// store_n_calls calls (deep copies of inputs and outputs, and latencies), then
+// aligns the calls on the one with the most tensors and infers which
+// dimensions are dynamic and which arguments to export:
+//
+//   yobx::InputObserver<T> observer({.value_if_missing = {{"pixel_values", empty_pixels}}});
+//   {
+//       auto scope = observer.observe(model.forward, signature);
+//       generate(model, prompt);                 // prefill + decode steps
+//   }
+//   observer.infer_dynamic_shapes({.dim_names = true}).to_python();
+//   observer.infer_arguments();                 // a dict of Values, absent tensors filled
+#pragma once
+
+#include <yobx/error.hpp>
+#include <yobx/observer/candidate.hpp>
+#include <yobx/observer/dynamic_shapes.hpp>
+#include <yobx/observer/info.hpp>
+#include <yobx/observer/options.hpp>
+#include <yobx/observer/signature.hpp>
+#include <yobx/pytree.hpp>
+#include <yobx/tensor.hpp>
+#include <yobx/value.hpp>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <concepts>
+#include <cstddef>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace yobx {
+
+/// Opt-in: a Boost.Hana struct of optionals passed as the last argument of a typed
+/// forward stands for its keyword arguments (an absent optional is an absent keyword).
+///   struct ForwardKwargs { BOOST_HANA_DEFINE_STRUCT(ForwardKwargs, (std::optional<T>, attention_mask), ...); };
+///   template <> inline constexpr bool yobx::enable_keyword_arguments<ForwardKwargs> = true;
+template <class S>
+inline constexpr bool enable_keyword_arguments = false;
+
+/// A tensor type whose traits can give its elements as doubles (needed by check_discrepancies):
+///   static std::vector<double> to_doubles(const T&);
+template <class T>
+concept TensorWithValues = Tensor<T> && requires(const T& t) {
+    { tensor_traits<T>::to_doubles(t) } -> std::convertible_to<std::vector<double>>;
+};
+
+/// The comparison of one output of one call.
+struct OutputDiscrepancy {
+    double abs = 0;   // max |expected - got|
+    double rel = 0;   // max |expected - got| / (|expected| + rtol), as the seed computes it
+    bool success = true;
+    std::string error;  // "not the same shape", "not the same type"; empty when compared
+};
+
+/// check_discrepancies' result for one recorded call.
+struct Discrepancy {
+    std::size_t index = 0;
+    bool success = false;
+    double abs = 0;  // max over the outputs
+    double rel = 0;
+    std::string error;  // the runner's exception, or "not the same number of outputs"
+    std::vector<OutputDiscrepancy> outputs;
+    double duration_recorded = 0;  // the observed call's latency (s)
+    double duration_runner = 0;    // the runner's (s)
+    std::size_t n_inputs = 0;      // tensors given to the runner
+    std::size_t n_none = 0;        // of which absent in the recorded call
+    std::size_t n_empty = 0;       // of which absent or with no element
+};
+
+/// Restores a swapped forward slot when it goes out of scope (see InputObserver::observe).
+class ObservationScope {
+public:
+    explicit ObservationScope(std::function<void()> restore) : restore_(std::move(restore)) {}
+    ObservationScope(const ObservationScope&) = delete;
+    ObservationScope& operator=(const ObservationScope&) = delete;
+    ObservationScope(ObservationScope&& other) noexcept : restore_(std::exchange(other.restore_, nullptr)) {}
+    ObservationScope& operator=(ObservationScope&&) = delete;
+    ~ObservationScope() {
+        if (restore_) restore_();
+    }
+
+private:
+    std::function<void()> restore_;
+};
+
+namespace detail {
+
+// A function pointer cannot carry the recorder, so a scope borrows one of a few
+// trampolines per function type, each calling its own std::function.
+template <class R, class... A>
+struct ThunkPool {
+    static constexpr std::size_t size = 8;
+    using Fn = R (*)(A...);
+
+    static inline std::mutex mutex;
+    static inline std::array<std::function<R(A...)>, size> targets;
+    static inline std::array<bool, size> used{};
+
+    template <std::size_t I>
+    static R thunk(A... a) {
+        return targets[I](std::forward<A>(a)...);
+    }
+    static constexpr std::array<Fn, size> thunks = []<std::size_t... I>(std::index_sequence<I...>) {
+        return std::array<Fn, size>{&thunk<I>...};
+    }(std::make_index_sequence<size>{});
+
+    static std::size_t acquire(std::function<R(A...)> f) {
+        std::lock_guard lock(mutex);
+        for (std::size_t i = 0; i < size; ++i)
+            if (!used[i]) {
+                used[i] = true;
+                targets[i] = std::move(f);
+                return i;
+            }
+        throw runtime_error("InputObserver::observe: more than " + std::to_string(size) +
+                            " function-pointer slots of this type are observed at once");
+    }
+    static void release(std::size_t i) noexcept {
+        std::lock_guard lock(mutex);
+        targets[i] = nullptr;
+        used[i] = false;
+    }
+};
+
+template <class T, class A>
+Value<T> argument_value(const A& a) {
+    if constexpr (std::is_same_v<A, Value<T>>) return a;
+    else if constexpr (std::is_same_v<A, std::nullopt_t> || std::is_same_v<A, none_t>) return Value<T>();
+    else return to_value<T>(a);
+}
+
+}  // namespace detail
+
+/// Records calls of a forward function and infers export arguments and dynamic shapes.
+/// T is the user's tensor type (DenseTensor, at::Tensor through the adapter, ...).
+template <class T>
+class InputObserver {
+    static_assert(check_tensor<T>(), "yobx::InputObserver<T>: T must be a tensor type (see yobx/tensor.hpp)");
+
+public:
+    using V = Value<T>;
+
+    struct Options {
+        /// Values for arguments absent from some calls, by name or position (only used to infer
+        /// shapes and arguments, never passed to the function).
+        ValueIfMissing<T> value_if_missing;
+    };
+
+    InputObserver() : InputObserver(Options{}) {}
+    explicit InputObserver(Options options) : state_(std::make_shared<State>()), options_(std::move(options)) {}
+
+    /// A callable that records (while fewer than store_n_calls calls were recorded by it, on top of
+    /// those already stored) and then calls f. f is either a function on Values,
+    /// `R f(yobx::Args<T>, yobx::Kwargs<T>)`, or a typed function whose arguments are tensors,
+    /// optionals, containers, aggregates or registered classes (see enable_keyword_arguments for a
+    /// struct of keyword arguments). Later calls pass straight through.
+    ///   auto forward = observer.wrap(model_forward, signature);
+    ///   forward(input_ids, attention_mask);
+    template <class F>
+    auto wrap(F f, Signature signature, std::size_t store_n_calls = 3) {
+        Recorder rec = recorder(std::move(signature), store_n_calls);
+        if constexpr (std::is_invocable_v<F&, Args<T>, Kwargs<T>>) {
+            return [f = std::move(f), rec](Args<T> args, Kwargs<T> kwargs = {}) mutable -> decltype(auto) {
+                if (rec.passes_through()) return std::invoke(f, std::move(args), std::move(kwargs));
+                return rec.record(Args<T>(args), Kwargs<T>(kwargs),
+                                  [&]() -> decltype(auto) { return std::invoke(f, std::move(args), std::move(kwargs)); });
+            };
+        } else {
+            return [f = std::move(f), rec](auto&&... a) mutable -> decltype(auto) {
+                if (rec.passes_through()) return std::invoke(f, std::forward<decltype(a)>(a)...);
+                auto [args, kwargs] = typed_call(a...);
+                return rec.record(std::move(args), std::move(kwargs),
+                                  [&]() -> decltype(auto) { return std::invoke(f, std::forward<decltype(a)>(a)...); });
+            };
+        }
+    }
+
+    /// Swaps the std::function slot for a recorder until the returned scope ends (also when an
+    /// exception leaves the scope):
+    ///   { auto scope = observer.observe(model.forward, signature); run(model); }  // model.forward restored
+    template <class R, class... A>
+    [[nodiscard]] ObservationScope observe(std::function<R(A...)>& slot, Signature signature, std::size_t store_n_calls = 3) {
+        if (!slot) throw value_error("InputObserver::observe: the std::function slot is empty");
+        std::function<R(A...)> original = slot;
+        slot = std::function<R(A...)>(wrap(original, std::move(signature), store_n_calls));
+        return ObservationScope([&slot, original = std::move(original)] { slot = original; });
+    }
+
+    /// The same for a function-pointer slot (at most 8 slots of one function type at once).
+    template <class R, class... A>
+    [[nodiscard]] ObservationScope observe(R (*&slot)(A...), Signature signature, std::size_t store_n_calls = 3) {
+        using Pool = detail::ThunkPool<R, A...>;
+        if (!slot) throw value_error("InputObserver::observe: the function-pointer slot is null");
+        R (*original)(A...) = slot;
+        const std::size_t i = Pool::acquire(std::function<R(A...)>(wrap(original, std::move(signature), store_n_calls)));
+        slot = Pool::thunks[i];
+        return ObservationScope([&slot, original, i] {
+            slot = original;
+            Pool::release(i);
+        });
+    }
+
+    /// The number of recorded calls.
+    std::size_t num_obs() const {
+        std::lock_guard lock(state_->mutex);
+        return state_->info ? state_->info->size() : 0;
+    }
+    bool is_empty() const { return num_obs() == 0; }
+
+    /// The recorded calls, outputs and latencies. Do not call while other threads record.
+    const InputObserverInfo<T>& info() const {
+        std::lock_guard lock(state_->mutex);
+        return checked_info();
+    }
+
+    /// Phase 3: the dynamic shapes, as the arguments' structure (print with to_python()).
+    ///   observer.infer_dynamic_shapes({.set_batch_dimension_for = {"input_ids"}, .dim_names = true});
+    DynamicShapes infer_dynamic_shapes(const DynamicShapesOptions& options = {}) {
+        std::lock_guard lock(state_->mutex);
+        return checked_info().infer_dynamic_shapes(options);
+    }
+
+    /// Phase 4: the export arguments (a tuple, a dict, or (args, kwargs) with as_args_kwargs).
+    V infer_arguments(const ArgumentsOptions& options = {}) {
+        std::lock_guard lock(state_->mutex);
+        return checked_info().infer_arguments(options);
+    }
+    /// From the stored call `index`.
+    V infer_arguments(std::size_t index, const ArgumentsOptions& options = {}) {
+        std::lock_guard lock(state_->mutex);
+        return checked_info().infer_arguments(index, options);
+    }
+    /// From arguments given by the caller: a tuple (positional) or a dict (keywords).
+    V infer_arguments(const V& args_or_kwargs, const ArgumentsOptions& options = {}) {
+        std::lock_guard lock(state_->mutex);
+        return checked_info().infer_arguments(args_or_kwargs, options);
+    }
+
+    /// Drops arguments (by name or position) from every recorded call.
+    ///   observer.remove_inputs({"pixel_values"});
+    void remove_inputs(const std::vector<ArgRef>& inputs) {
+        std::lock_guard lock(state_->mutex);
+        checked_info().remove_inputs(inputs);
+    }
+
+    /// Runs runner on each recorded call's inferred arguments, given as the tuple (args, kwargs), and
+    /// compares what it returns (any pytree of T) with the recorded outputs. A runner that throws gives
+    /// success=false and its message in `error`.
+    template <class Runner>
+    std::vector<Discrepancy> check_discrepancies(Runner&& runner, double atol = 1e-4, double rtol = 0.1) {
+        static_assert(TensorWithValues<T>,
+                      "InputObserver::check_discrepancies needs tensor_traits<T>::to_doubles(const T&) "
+                      "returning std::vector<double>");
+        std::lock_guard lock(state_->mutex);
+        InputObserverInfo<T>& info = checked_info();
+        info.align_inputs_none_values();
+        std::vector<Discrepancy> out;
+        for (std::size_t i = 0; i < info.size(); ++i) {
+            Discrepancy d;
+            d.index = i;
+            d.duration_recorded = info.latencies()[i];
+            const auto& aligned = info.inputs()[i].aligned_flat_list();
+            d.n_inputs = aligned.size();
+            for (const auto& t : aligned) {
+                d.n_none += !t;
+                d.n_empty += !t || numel(*t) == 0;
+            }
+            const V arguments = info.infer_arguments(i, {.as_args_kwargs = true});
+            std::vector<T> got;
+            const auto begin = std::chrono::steady_clock::now();
+            try {
+                got = tree_leaves<T>(runner(arguments));
+            } catch (const std::exception& e) {
+                d.error = e.what();
+            }
+            d.duration_runner = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+            const auto& expected = info.flat_outputs()[i];
+            if (!d.error.empty()) {
+                d.success = false;
+            } else if (got.size() != expected.size()) {
+                d.success = false;
+                d.error = "not the same number of outputs";
+            } else {
+                d.success = true;
+                for (std::size_t k = 0; k < got.size(); ++k) {
+                    OutputDiscrepancy o = compare(expected[k], got[k], atol, rtol);
+                    d.abs = std::max(d.abs, o.abs);
+                    d.rel = std::max(d.rel, o.rel);
+                    d.success = d.success && o.success;
+                    if (d.error.empty() && !o.error.empty()) d.error = o.error;
+                    d.outputs.push_back(std::move(o));
+                }
+            }
+            out.push_back(std::move(d));
+        }
+        return out;
+    }
+
+private:
+    struct State {
+        std::mutex mutex;
+        std::atomic<std::size_t> reserved{0};  // recorded calls plus those being recorded
+        std::optional<InputObserverInfo<T>> info;
+    };
+
+    // What a wrapper shares with the observer: where to store and when to stop.
+    struct Recorder {
+        std::shared_ptr<State> state;
+        InputObserverInfo<T>* info = nullptr;
+        std::size_t limit = 0;
+
+        bool passes_through() const noexcept { return state->reserved.load(std::memory_order_relaxed) >= limit; }
+
+        template <class Call>
+        decltype(auto) record(Args<T> args, Kwargs<T> kwargs, Call&& call) {
+            std::size_t n = state->reserved.load(std::memory_order_relaxed);
+            do {
+                if (n >= limit) return call();
+            } while (!state->reserved.compare_exchange_weak(n, n + 1, std::memory_order_relaxed));
+            // Reserved: a failure below (a bad call, or the function throwing) gives the place back.
+            struct Release {
+                State* s;
+                bool armed = true;
+                ~Release() {
+                    if (armed) s->reserved.fetch_sub(1, std::memory_order_relaxed);
+                }
+            } release{state.get()};
+            InputCandidate<T> candidate = info->make_candidate(std::move(args), std::move(kwargs));
+            using R = decltype(call());
+            const auto begin = std::chrono::steady_clock::now();
+            if constexpr (std::is_void_v<R>) {
+                call();
+                const double latency = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+                store(std::move(candidate), tree_structure<T>(V()), {}, latency);
+                release.armed = false;
+            } else {
+                decltype(auto) result = call();
+                const double latency = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+                auto [leaves, spec] = tree_flatten<T>(result);
+                for (auto& l : leaves) l = tensor_traits<T>::clone(l);
+                store(std::move(candidate), std::move(spec), std::move(leaves), latency);
+                release.armed = false;
+                return static_cast<R>(result);
+            }
+        }
+
+        void store(InputCandidate<T> c, TreeSpec spec, std::vector<T> outputs, double latency) {
+            std::lock_guard lock(state->mutex);
+            info->add(std::move(c), std::move(spec), std::move(outputs), latency);
+        }
+    };
+
+    Recorder recorder(Signature signature, std::size_t store_n_calls) {
+        std::lock_guard lock(state_->mutex);
+        if (!state_->info) {
+            state_->info.emplace(std::move(signature), options_.value_if_missing);
+        } else if (!(state_->info->signature() == signature)) {
+            throw value_error("InputObserver: this observer already records a function with signature " +
+                              state_->info->signature().to_string() + ", not " + signature.to_string());
+        }
+        return Recorder{state_, &*state_->info, store_n_calls + state_->reserved.load()};
+    }
+
+    InputObserverInfo<T>& checked_info() const {
+        if (!state_->info) throw runtime_error("No inputs were captured.");
+        return *state_->info;
+    }
+
+    // Positional arguments, and keywords from a trailing struct opted in with enable_keyword_arguments.
+    template <class... A>
+    static std::pair<Args<T>, Kwargs<T>> typed_call(const A&... a) {
+        Args<T> args;
+        Kwargs<T> kwargs;
+        args.reserve(sizeof...(A));
+        std::size_t i = 0;
+        const auto one = [&]<class X>(const X& x) {
+            ++i;
+            if constexpr (enable_keyword_arguments<X>) {
+                if (i != sizeof...(A))
+                    throw type_error("InputObserver: a struct of keyword arguments must be the last argument");
+                V fields = detail::argument_value<T>(x);
+                for (auto& [k, v] : fields.dict())
+                    if (!v.is_none()) kwargs.append_unique(k, std::move(v));
+            } else {
+                args.push_back(detail::argument_value<T>(x));
+            }
+        };
+        (one(a), ...);
+        return {std::move(args), std::move(kwargs)};
+    }
+
+    static std::int64_t numel(const T& t) {
+        std::int64_t n = 1;
+        for (auto d : shape_of(t)) n *= d;
+        return n;
+    }
+
+    static OutputDiscrepancy compare(const T& expected, const T& got, double atol, double rtol) {
+        OutputDiscrepancy o;
+        if (shape_of(expected) != shape_of(got)) {
+            o.success = false;
+            o.error = "not the same shape";
+            return o;
+        }
+        if (!(tensor_traits<T>::dtype(expected) == tensor_traits<T>::dtype(got))) {
+            o.success = false;
+            o.error = "not the same type";
+            return o;
+        }
+        const std::vector<double> e = tensor_traits<T>::to_doubles(expected);
+        const std::vector<double> g = tensor_traits<T>::to_doubles(got);
+        for (std::size_t i = 0; i < e.size() && i < g.size(); ++i) {
+            const double diff = std::abs(e[i] - g[i]);
+            o.abs = std::max(o.abs, diff);
+            o.rel = std::max(o.rel, diff / (std::abs(e[i]) + rtol));
+        }
+        o.success = o.abs <= atol && o.rel <= rtol;
+        return o;
+    }
+
+    std::shared_ptr<State> state_;
+    Options options_;
+};
+
+}  // namespace yobx

@@ -1,0 +1,849 @@
+// yobx/observer/info.hpp — the recorded calls and what is inferred from them.
+//
+// InputObserverInfo holds the signature, the recorded calls (InputCandidate),
+// their outputs and latencies, and runs phases 2 to 4 of the seed: pick the
+// best candidate (most tensors), align every call on it with None
+// placeholders, infer the dynamic dimensions, and build the export arguments.
+// It is not synchronized: InputObserver locks around it.
+#pragma once
+
+#include <yobx/error.hpp>
+#include <yobx/observer/candidate.hpp>
+#include <yobx/observer/dynamic_shapes.hpp>
+#include <yobx/observer/options.hpp>
+#include <yobx/observer/signature.hpp>
+#include <yobx/ordered_dict.hpp>
+#include <yobx/tensor.hpp>
+#include <yobx/value.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace yobx {
+
+/// Values used for an argument absent from a call, by name or position
+/// (only to infer shapes and arguments; they are never passed to the function).
+template <class T>
+using ValueIfMissing = std::vector<std::pair<ArgRef, Value<T>>>;
+
+namespace detail {
+
+// Python's == between two scalars (True == 1 == 1.0); other kinds compare by kind only.
+template <class T>
+bool python_equal(const Value<T>& a, const Value<T>& b) {
+    using K = typename Value<T>::Kind;
+    const auto numeric = [](const Value<T>& v) { return v.kind() == K::boolean || v.kind() == K::integer || v.kind() == K::floating; };
+    const auto as_number = [](const Value<T>& v) {
+        if (v.kind() == K::boolean) return v.as_bool() ? 1.0 : 0.0;
+        return v.as_double();
+    };
+    if (numeric(a) && numeric(b)) {
+        if (a.kind() != K::floating && b.kind() != K::floating)
+            return (a.kind() == K::boolean ? std::int64_t{a.as_bool()} : a.as_int()) ==
+                   (b.kind() == K::boolean ? std::int64_t{b.as_bool()} : b.as_int());
+        return as_number(a) == as_number(b);
+    }
+    if (a.kind() == K::string && b.kind() == K::string) return a.as_string() == b.as_string();
+    return a.kind() == K::none && b.kind() == K::none;
+}
+
+template <class T>
+bool python_equal(const Kwargs<T>& a, const Kwargs<T>& b) {
+    if (a.size() != b.size()) return false;
+    for (const auto& [k, v] : a) {
+        auto it = b.find(k);
+        if (it == b.end() || !python_equal(v, it->second)) return false;
+    }
+    return true;
+}
+
+template <class T>
+Value<T> default_as_value(const DefaultValue& d) {
+    return std::visit(
+        [](const auto& x) -> Value<T> {
+            if constexpr (std::is_same_v<std::decay_t<decltype(x)>, std::monostate>) return Value<T>();
+            else return Value<T>(x);
+        },
+        d.value());
+}
+
+inline std::string repr_names(const std::vector<std::string>& names) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < names.size(); ++i) s += (i ? ", " : "") + repr_string(names[i]);
+    return s + "]";
+}
+
+inline std::string repr_shape(const std::vector<std::int64_t>& shape) {
+    std::string s = "(";
+    for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+    if (shape.size() == 1) s += ",";
+    return s + ")";
+}
+
+// The semantic labels of the well-known inputs, in the order they claim labels.
+struct KnownInput {
+    std::string_view name;
+    std::pair<std::int64_t, std::string_view> axes[2];
+    std::size_t n_axes;
+};
+inline constexpr KnownInput known_inputs[] = {
+    {"input_ids", {{0, "batch_size"}, {1, "sequence_length"}}, 2},
+    {"attention_mask", {{0, "batch_size"}, {1, "total_sequence_length"}}, 2},
+    {"position_ids", {{0, "batch_size"}, {1, "sequence_length"}}, 2},
+    {"token_type_ids", {{0, "batch_size"}, {1, "sequence_length"}}, 2},
+    {"past_key_values", {{0, "batch_size"}, {2, "past_sequence_length"}}, 2},
+    {"cache_position", {{0, "sequence_length"}, {}}, 1},
+    {"decoder_input_ids", {{0, "batch_size"}, {1, "decoder_sequence_length"}}, 2},
+    {"decoder_attention_mask", {{0, "batch_size"}, {1, "decoder_sequence_length"}}, 2},
+    {"pixel_values", {{0, "batch_size"}, {}}, 1},
+};
+
+}  // namespace detail
+
+/// Everything the observer recorded, and phases 2-4 of the inference:
+///   const auto& info = observer.info();
+///   info.inputs()[0].to_string();  info.latencies()[0];  info.flat_outputs()[0].size();
+template <class T>
+class InputObserverInfo {
+    static_assert(std::is_same_v<dim_t<T>, std::int64_t>,
+                  "yobx::InputObserverInfo<T>: the observer records concrete tensors, whose "
+                  "tensor_traits<T>::shape returns int64_t sizes");
+
+public:
+    using V = Value<T>;
+
+    /// Validates value_if_missing against the signature (the seed's ValueError for an unknown name of
+    /// a function without **kwargs, or a position beyond the signature).
+    InputObserverInfo(Signature signature, ValueIfMissing<T> value_if_missing)
+        : sig_(std::move(signature)), value_if_missing_(std::move(value_if_missing)) {
+        for (const auto& p : sig_.parameters())
+            if (p.default_value && !p.default_value->is_none()) defaults_.append_unique(p.name, detail::default_as_value<T>(*p.default_value));
+        for (const auto& [key, v] : value_if_missing_) {
+            if (key.is_position()) {
+                if (key.position() < 0 || static_cast<std::size_t>(key.position()) >= sig_.size())
+                    throw value_error("Unexpected keyword argument k=" + std::to_string(key.position()) +
+                                      " provided as a value_if_missing input for a function that does not accept it. "
+                                      "All value_if_missing indices must be in the observed signature: " +
+                                      sig_.names_repr() + ".");
+            } else if (!sig_.has_named(key.name()) && !sig_.var_keyword()) {
+                throw value_error("Unexpected keyword argument " + detail::repr_string(key.name()) +
+                                  " provided as a value_if_missing input for a function that does not accept it. "
+                                  "All value_if_missing keys must be in the observed signature: " +
+                                  sig_.names_repr() + ".");
+            }
+        }
+    }
+
+    const Signature& signature() const noexcept { return sig_; }
+    const ValueIfMissing<T>& value_if_missing() const noexcept { return value_if_missing_; }
+    /// The number of recorded calls.
+    std::size_t size() const noexcept { return inputs_.size(); }
+    const std::vector<InputCandidate<T>>& inputs() const noexcept { return inputs_; }
+    /// Per call: the structure of the output and its tensors (deep copies).
+    const std::vector<TreeSpec>& outputs_specs() const noexcept { return outputs_specs_; }
+    const std::vector<std::vector<T>>& flat_outputs() const noexcept { return flat_outputs_; }
+    /// Per call: the time the function took, in seconds.
+    const std::vector<double>& latencies() const noexcept { return latencies_; }
+
+    /// The call with the most tensors (ties: the one with more arguments, then the first).
+    const InputCandidate<T>& best_candidate() const {
+        check_captured();
+        return inputs_[best_];
+    }
+    std::size_t best_candidate_index() const {
+        check_captured();
+        return best_;
+    }
+
+    /// Phase 1 without storing: Python's add_inputs. Keeps constant kwargs (bool/int/float/str differing
+    /// from a non-None default), drops other scalars and None keywords, applies value_if_missing, orders
+    /// the keywords as the signature does, and checks the call binds to the signature.
+    InputCandidate<T> make_candidate(Args<T> args, Kwargs<T> kwargs, bool clone = true) const {
+        check_binding(args, kwargs);
+        Kwargs<T> cst;
+        Kwargs<T> kept;
+        for (auto& [k, v] : kwargs) {
+            if (v.is_scalar()) {
+                auto d = defaults_.find(k);
+                if (sig_.has_named(k) && d != defaults_.end() && !detail::python_equal(v, d->second)) cst.append_unique(k, v);
+                continue;
+            }
+            if (v.is_none()) continue;
+            kept.append_unique(k, std::move(v));
+        }
+        for (const auto& [key, v] : value_if_missing_) {
+            if (key.is_position()) {
+                const auto k = static_cast<std::size_t>(key.position());
+                if (k >= args.size())
+                    throw not_implemented_error(
+                        "Unexpected keyword argument k=" + std::to_string(k) +
+                        " provided as a value_if_missing input for a function that does not accept it. "
+                        "All value_if_missing indices must be in the observed signature: " + sig_.names_repr() +
+                        ", only " + std::to_string(args.size()) + " were given.");
+                if (args[k].is_none()) args[k] = v;
+                continue;
+            }
+            const auto pos = sig_.find(key.name());
+            if (pos && *pos < sig_.num_positional() && *pos < args.size()) {
+                if (args[*pos].is_none()) args[*pos] = v;
+                continue;
+            }
+            if (!kept.contains(key.name())) kept.append_unique(key.name(), v);
+        }
+        Kwargs<T> ordered;
+        for (const auto& p : sig_.parameters()) {
+            auto it = kept.find(p.name);
+            if (it != kept.end() && sig_.has_named(p.name)) ordered.append_unique(it->first, std::move(it->second));
+        }
+        for (auto& [k, v] : kept)
+            if (!(sig_.has_named(k) && ordered.contains(k))) ordered.append_unique(k, std::move(v));
+        return InputCandidate<T>(std::move(args), std::move(ordered), order_kwargs(std::move(cst)), clone);
+    }
+
+    /// Stores one recorded call with its outputs and latency.
+    void add(InputCandidate<T> candidate, TreeSpec output_spec, std::vector<T> flat_output, double latency) {
+        inputs_.push_back(std::move(candidate));
+        outputs_specs_.push_back(std::move(output_spec));
+        flat_outputs_.push_back(std::move(flat_output));
+        latencies_.push_back(latency);
+        refresh();
+    }
+
+    /// Phase 2: aligns every call on the best candidate (see docs/observer.md for the errors).
+    void align_inputs_none_values() {
+        check_captured();
+        if (aligned_) return;
+        const InputCandidate<T>& best = inputs_[best_];
+        slots_ = make_slots(best);
+        flat_slot_.clear();
+        for (std::size_t i = 0; i < slots_.size(); ++i) flat_slot_.insert(flat_slot_.end(), slots_[i].count, i);
+        const std::vector<std::string> best_names = present_names(best);
+        for (std::size_t i = 0; i < inputs_.size(); ++i) {
+            const std::vector<std::string> names = present_names(inputs_[i]);
+            std::vector<std::string> missing;
+            for (const auto& n : names)
+                if (std::find(best_names.begin(), best_names.end(), n) == best_names.end()) missing.push_back(n);
+            if (!missing.empty())
+                throw runtime_error(
+                    "At least one call to the observed model must contain all the named arguments. Call " +
+                    std::to_string(i) + " has " + detail::repr_names(missing) + " but call " + std::to_string(best_) +
+                    ", the one with the most tensors, has " + detail::repr_names(best_names) +
+                    ". Make one call with all of them, or give the missing ones with value_if_missing.");
+            const std::size_t n_var = present_varargs_end(inputs_[i]);
+            if (n_var > best.args().size())
+                throw not_implemented_error(
+                    "infer_dynamic_shapes is not implemented when the best candidate is not 'aligned'. This happens "
+                    "when there is no stored set of inputs where all optional inputs showing in other sets are "
+                    "defined: call " + std::to_string(i) + " has " + std::to_string(n_var) +
+                    " positional arguments and the best candidate (call " + std::to_string(best_) + ") " +
+                    std::to_string(best.args().size()) +
+                    ". If an argument is a custom class, register its flattening (specialize yobx::pytree_node, or "
+                    "build it as Value::custom) so that its tensors are counted.");
+        }
+        captured_.clear();
+        for (auto& c : inputs_) c.reset_alignment();
+        try {
+            for (auto& c : inputs_) align_with(c);
+            check_aligned_sizes(inputs_);
+        } catch (...) {
+            for (auto& c : inputs_) c.reset_alignment();
+            throw;
+        }
+        aligned_ = true;
+    }
+
+    /// Phase 3, flat: the dynamic axes of every tensor of the best candidate.
+    std::vector<std::vector<std::int64_t>> infer_dynamic_dimensions(const BatchDimensionFor& batch = {}) {
+        align_inputs_none_values();
+        const auto forced = batch_slots(batch);
+        std::vector<std::vector<std::int64_t>> out(inputs_[best_].size());
+        for (std::size_t f = 0; f < out.size(); ++f) {
+            const auto shapes = shapes_at(f);
+            const std::vector<std::int64_t>* first = nullptr;
+            for (const auto& s : shapes)
+                if (s) {
+                    if (first && first->size() != s->size()) {
+                        std::string list = "[";
+                        bool sep = false;
+                        for (const auto& x : shapes)
+                            if (x) {
+                                list += (sep ? ", " : "") + detail::repr_shape(*x);
+                                sep = true;
+                            }
+                        throw runtime_error("All shapes in shape_list must have the same rank but shape_list=" + list +
+                                            "]. (input " + detail::repr_string(slots_[slot_of(f)].name) + ")");
+                    }
+                    first = &*s;
+                }
+            const bool force = forced[slot_of(f)];
+            for (std::size_t axis = 0; first && axis < first->size(); ++axis) {
+                std::set<std::int64_t> values;
+                for (const auto& s : shapes)
+                    if (s) values.insert((*s)[axis]);
+                if (values.size() > 1 || (axis == 0 && force)) out[f].push_back(static_cast<std::int64_t>(axis));
+            }
+        }
+        return out;
+    }
+
+    /// Phase 3: the dynamic shapes, mirroring the best candidate's arguments.
+    DynamicShapes infer_dynamic_shapes(const DynamicShapesOptions& options = {}) {
+        const auto dims = infer_dynamic_dimensions(options.set_batch_dimension_for);
+        const auto labels = label_dims(dims, options.dim_names);
+        const InputCandidate<T>& best = inputs_[best_];
+        std::size_t next = 0;
+        const auto mirror = [&](const auto& self, const V& v) -> DynamicShapes {
+            switch (v.kind()) {
+                case V::Kind::tensor: {
+                    std::vector<DynamicDim> d;
+                    for (std::size_t i = 0; i < dims[next].size(); ++i) d.push_back({dims[next][i], labels[next][i]});
+                    ++next;
+                    return DynamicShapes::tensor(std::move(d));
+                }
+                case V::Kind::list:
+                case V::Kind::tuple: {
+                    std::vector<DynamicShapes> items;
+                    for (const auto& x : v.items()) items.push_back(self(self, x));
+                    return v.kind() == V::Kind::list ? DynamicShapes::list(std::move(items)) : DynamicShapes::tuple(std::move(items));
+                }
+                case V::Kind::dict: {
+                    ordered_dict<DynamicShapes> d;
+                    for (const auto& [k, x] : v.dict()) d.append_unique(k, self(self, x));
+                    return DynamicShapes::dict(std::move(d));
+                }
+                case V::Kind::custom: {
+                    // torch.export expects a registered class as the list of its flattened children.
+                    std::vector<DynamicShapes> items;
+                    for (const auto& x : v.custom().children) items.push_back(self(self, x));
+                    return DynamicShapes::list(std::move(items));
+                }
+                default: return DynamicShapes();
+            }
+        };
+        std::vector<DynamicShapes> ds_args;
+        for (const auto& a : best.args()) ds_args.push_back(mirror(mirror, a));
+        ordered_dict<DynamicShapes> ds_kwargs;
+        for (const auto& [k, v] : best.kwargs()) ds_kwargs.append_unique(k, mirror(mirror, v));
+        for (const auto& kv : best.cst_kwargs()) ds_kwargs.append_unique(kv.first, DynamicShapes());
+
+        const auto var = sig_.var_positional();
+        if (ds_kwargs.empty() && !var) return DynamicShapes::tuple(std::move(ds_args));
+        if (ds_args.empty()) return DynamicShapes::dict(post_process_for_kwargs(std::move(ds_kwargs)));
+        ordered_dict<DynamicShapes> out;
+        const std::size_t n_args = var ? std::min(ds_args.size(), var->second) : ds_args.size();
+        for (std::size_t i = 0; i < n_args; ++i) out.append_unique(sig_[i].name, std::move(ds_args[i]));
+        if (var) {
+            std::vector<DynamicShapes> rest(std::make_move_iterator(ds_args.begin() + static_cast<std::ptrdiff_t>(n_args)),
+                                            std::make_move_iterator(ds_args.end()));
+            out.append_unique(var->first, DynamicShapes::tuple(std::move(rest)));
+        }
+        for (auto& [k, v] : ds_kwargs) out.insert_or_assign(k, std::move(v));
+        return DynamicShapes::dict(post_process_for_kwargs(std::move(out)));
+    }
+
+    /// Phase 4: the export arguments from the first call with the best candidate's argument counts,
+    /// every absent tensor filled (zeros of the observed shape, or empty along its largest dynamic axis).
+    V infer_arguments(const ArgumentsOptions& options = {}) {
+        align_inputs_none_values();
+        const InputCandidate<T>& best = inputs_[best_];
+        for (const auto& c : inputs_)
+            if (c.args().size() == best.args().size() && c.kwargs().size() == best.kwargs().size())
+                return build_arguments(c.aligned_flat_list(), options);
+        return build_arguments(best.aligned_flat_list(), options);
+    }
+
+    /// Phase 4 from the stored call `index`.
+    V infer_arguments(std::size_t index, const ArgumentsOptions& options = {}) {
+        align_inputs_none_values();
+        if (index >= inputs_.size())
+            throw value_error("No stored input set for index=" + std::to_string(index) + "<" + std::to_string(inputs_.size()) + ".");
+        return build_arguments(inputs_[index].aligned_flat_list(), options);
+    }
+
+    /// Phase 4 for arguments given by the caller (a tuple: positional; a dict: keywords; keywords
+    /// that have a default become constant kwargs): aligned on the best candidate, absent tensors filled.
+    V infer_arguments(const V& args_or_kwargs, const ArgumentsOptions& options = {}) {
+        align_inputs_none_values();
+        Args<T> args;
+        Kwargs<T> kwargs;
+        Kwargs<T> cst;
+        if (args_or_kwargs.kind() == V::Kind::tuple || args_or_kwargs.kind() == V::Kind::list) {
+            args = args_or_kwargs.items();
+        } else if (args_or_kwargs.kind() == V::Kind::dict) {
+            for (const auto& [k, v] : args_or_kwargs.dict()) {
+                if (defaults_.contains(k)) cst.append_unique(k, v);
+                else kwargs.append_unique(k, v);
+            }
+        } else {
+            throw value_error("Unexpected type " + args_or_kwargs.type_name() + " for index_or_args_or_kwargs.");
+        }
+        check_binding(args, kwargs);
+        // An argument named here that no call recorded cannot be built.
+        std::size_t position = inputs_[best_].size();
+        const std::vector<std::string> best_names = present_names(inputs_[best_]);
+        for (const auto& [k, v] : kwargs) {
+            if (std::find(best_names.begin(), best_names.end(), k) != best_names.end()) continue;
+            if (v.is_none())
+                throw runtime_error("There is no tensor at position " + std::to_string(position) +
+                                    " in any flattened inputs. (argument " + detail::repr_string(k) +
+                                    " was never recorded; give its shape with value_if_missing)");
+            throw runtime_error("At least one call to the observed model must contain all the named arguments. "
+                                "The given arguments have " + detail::repr_names({k}) +
+                                " but no recorded call has it.");
+        }
+        Kwargs<T> kept;
+        for (auto& [k, v] : kwargs)
+            if (!v.is_none()) kept.append_unique(k, std::move(v));
+        InputCandidate<T> c(std::move(args), std::move(kept), std::move(cst), false);
+        auto saved = captured_;
+        align_with(c);
+        captured_ = std::move(saved);
+        check_aligned_sizes(std::vector<InputCandidate<T>>{c});
+        return build_arguments(c.aligned_flat_list(), options);
+    }
+
+    /// Removes arguments from every recorded call, by name or position (a position stands for its
+    /// parameter). `*args` and `**kwargs` cannot be removed; names present in no call are ignored.
+    void remove_inputs(const std::vector<ArgRef>& inputs) {
+        std::vector<std::string> names;
+        for (const auto& ref : inputs) {
+            std::string name;
+            if (ref.is_position()) {
+                if (ref.position() < 0 || static_cast<std::size_t>(ref.position()) >= sig_.size())
+                    throw value_error("remove_inputs: position " + std::to_string(ref.position()) +
+                                      " is beyond the signature " + sig_.to_string());
+                name = sig_[static_cast<std::size_t>(ref.position())].name;
+            } else {
+                name = ref.name();
+            }
+            if (const auto i = sig_.find(name); i && !sig_.has_named(name))
+                throw value_error("remove_inputs: " + std::string(sig_[*i].kind == ParamKind::var_positional ? "*" : "**") +
+                                  name + " is a variadic parameter and cannot be removed; remove its values by name instead");
+            names.push_back(std::move(name));
+        }
+        std::vector<InputCandidate<T>> out;
+        out.reserve(inputs_.size());
+        for (const auto& c : inputs_) {
+            Args<T> args = c.args();
+            Kwargs<T> kwargs;
+            for (const auto& [k, v] : c.kwargs())
+                if (std::find(names.begin(), names.end(), k) == names.end()) kwargs.append_unique(k, v);
+            Kwargs<T> cst;
+            for (const auto& [k, v] : c.cst_kwargs())
+                if (std::find(names.begin(), names.end(), k) == names.end()) cst.append_unique(k, v);
+            // A removed positional argument: the following positional ones become keywords when they can.
+            std::size_t cut = args.size();
+            for (std::size_t i = 0; i < std::min(args.size(), sig_.num_positional()); ++i)
+                if (std::find(names.begin(), names.end(), sig_[i].name) != names.end()) {
+                    cut = std::min(cut, i);
+                    args[i] = V();
+                }
+            if (cut < args.size() && args.size() <= sig_.num_positional()) {
+                Kwargs<T> moved;
+                for (std::size_t i = cut; i < args.size(); ++i)
+                    if (!args[i].is_none()) moved.append_unique(sig_[i].name, std::move(args[i]));
+                args.resize(cut);
+                for (auto& [k, v] : kwargs) moved.append_unique(k, std::move(v));
+                kwargs = order_kwargs(std::move(moved));
+            }
+            while (!args.empty() && args.back().is_none()) args.pop_back();
+            out.emplace_back(std::move(args), std::move(kwargs), std::move(cst), false);
+        }
+        inputs_ = std::move(out);
+        refresh();
+    }
+
+private:
+    // One argument of the best candidate, and where its tensors sit in the flat list.
+    struct Slot {
+        bool positional = false;    // passed by position in the best candidate
+        std::size_t position = 0;   // its index in the best candidate's args
+        bool varargs = false;       // an item of *args
+        std::string name;           // parameter or keyword name (for *args items: the *args name)
+        std::string key;            // the key of its tensor count: name, or "*args[j]"
+        std::size_t count = 0;      // tensors in the best candidate
+        std::size_t offset = 0;     // first flat index
+    };
+
+    void check_captured() const {
+        if (inputs_.empty()) throw runtime_error("No inputs were captured.");
+    }
+
+    void refresh() {
+        aligned_ = false;
+        for (auto& c : inputs_) c.reset_alignment();
+        if (inputs_.empty()) return;
+        best_ = 0;
+        for (std::size_t i = 1; i < inputs_.size(); ++i) {
+            const auto& a = inputs_[i];
+            const auto& b = inputs_[best_];
+            if (a.size() > b.size() || (a.size() == b.size() && present_names(a).size() > present_names(b).size())) best_ = i;
+        }
+    }
+
+    Kwargs<T> order_kwargs(Kwargs<T> kwargs) const {
+        Kwargs<T> ordered;
+        for (const auto& p : sig_.parameters())
+            if (sig_.has_named(p.name))
+                if (auto it = kwargs.find(p.name); it != kwargs.end()) ordered.append_unique(p.name, std::move(it->second));
+        for (auto& [k, v] : kwargs)
+            if (!ordered.contains(k)) ordered.append_unique(k, std::move(v));
+        return ordered;
+    }
+
+    // Python's TypeErrors for a call that does not bind to the signature.
+    void check_binding(const Args<T>& args, const Kwargs<T>& kwargs) const {
+        if (args.size() > sig_.num_positional() && !sig_.var_positional())
+            throw type_error("The observed function takes " + std::to_string(sig_.num_positional()) +
+                             " positional arguments but " + std::to_string(args.size()) + " were given (signature " +
+                             sig_.to_string() + ")");
+        for (const auto& kv : kwargs) {
+            const auto& k = kv.first;
+            const auto i = sig_.find(k);
+            if (i && sig_.has_named(k) && *i < sig_.num_positional() && *i < args.size())
+                throw type_error("The observed function got multiple values for argument " + detail::repr_string(k));
+            if (!sig_.has_named(k) && !sig_.var_keyword())
+                throw type_error("The observed function got an unexpected keyword argument " + detail::repr_string(k) +
+                                 " (signature " + sig_.to_string() + ")");
+        }
+    }
+
+    // The value bound to a named parameter (by position or keyword) or keyword, if any.
+    const V* bound(const InputCandidate<T>& c, std::string_view name) const {
+        if (const auto i = sig_.find(name); i && *i < sig_.num_positional() && *i < c.args().size()) return &c.args()[*i];
+        auto it = c.kwargs().find(name);
+        return it == c.kwargs().end() ? nullptr : &it->second;
+    }
+
+    // Names of the arguments a call gives (not None), in its order; *args items are not named.
+    std::vector<std::string> present_names(const InputCandidate<T>& c) const {
+        std::vector<std::string> out;
+        for (std::size_t i = 0; i < std::min(c.args().size(), sig_.num_positional()); ++i)
+            if (!c.args()[i].is_none()) out.push_back(sig_[i].name);
+        for (const auto& kv : c.kwargs()) out.push_back(kv.first);
+        return out;
+    }
+
+    // One past the last *args item that is not None (0 when there is none).
+    std::size_t present_varargs_end(const InputCandidate<T>& c) const {
+        std::size_t end = 0;
+        for (std::size_t i = sig_.num_positional(); i < c.args().size(); ++i)
+            if (!c.args()[i].is_none()) end = i + 1;
+        return end;
+    }
+
+    std::vector<Slot> make_slots(const InputCandidate<T>& best) const {
+        std::vector<Slot> slots;
+        std::size_t offset = 0;
+        const auto var = sig_.var_positional();
+        for (std::size_t i = 0; i < best.args().size(); ++i) {
+            Slot s;
+            s.positional = true;
+            s.position = i;
+            s.varargs = i >= sig_.num_positional();
+            s.name = s.varargs ? var->first : sig_[i].name;
+            s.key = s.varargs ? "*" + var->first + "[" + std::to_string(i - sig_.num_positional()) + "]" : s.name;
+            s.count = detail::count_tensors(best.args()[i]);
+            s.offset = offset;
+            offset += s.count;
+            slots.push_back(std::move(s));
+        }
+        for (const auto& [k, v] : best.kwargs()) {
+            Slot s;
+            s.name = k;
+            s.key = k;
+            s.count = detail::count_tensors(v);
+            s.offset = offset;
+            offset += s.count;
+            slots.push_back(std::move(s));
+        }
+        return slots;
+    }
+
+    const V* lookup(const InputCandidate<T>& c, const Slot& s) const {
+        if (s.varargs) return s.position < c.args().size() ? &c.args()[s.position] : nullptr;
+        return bound(c, s.name);
+    }
+
+    std::size_t slot_of(std::size_t flat) const { return flat_slot_[flat]; }
+
+    void align_with(InputCandidate<T>& c) {
+        const InputCandidate<T>& best = inputs_[best_];
+        if (!detail::python_equal(c.cst_kwargs(), best.cst_kwargs()))
+            throw runtime_error("Two calls were made with different constant values, " + V::dict(c.cst_kwargs()).repr() +
+                                " != " + V::dict(best.cst_kwargs()).repr());
+        std::vector<std::optional<T>> flat;
+        flat.reserve(best.size());
+        std::vector<T> tensors;
+        for (const Slot& s : slots_) {
+            const V* v = lookup(c, s);
+            if (s.positional && !s.varargs && v && v->is_scalar()) {
+                const V& b = best.args()[s.position];
+                if (b.is_scalar() && !detail::python_equal(*v, b))
+                    throw runtime_error("Two calls were made with different constant values, " +
+                                        V::dict({{s.name, *v}}).repr() + " != " + V::dict({{s.name, b}}).repr());
+            }
+            const std::size_t n = v ? detail::count_tensors(*v) : 0;
+            if (n == 0) {
+                // Absent, None, or a container without tensors: placeholders.
+                flat.insert(flat.end(), s.count, std::nullopt);
+                continue;
+            }
+            if (auto it = captured_.find(s.key); it != captured_.end() && it->second != n) {
+                if (s.positional)
+                    throw runtime_error("Positional argument " + std::to_string(s.position) + " has " + std::to_string(n) +
+                                        " tensors but previously got " + std::to_string(it->second) +
+                                        " tensors. Inference is impossible in that case.");
+                throw runtime_error("Named argument " + detail::repr_string(s.name) + " has " + std::to_string(n) +
+                                    " tensors but previously got " + std::to_string(it->second) +
+                                    " tensors. Inference is impossible in that case.");
+            }
+            captured_[s.key] = n;
+            tensors.clear();
+            detail::collect_tensors(*v, tensors);
+            for (auto& t : tensors) flat.emplace_back(std::move(t));
+        }
+        c.set_aligned(std::move(flat));
+    }
+
+    // A call whose argument held no tensor in the best candidate (an empty container) but some in
+    // another call cannot be laid out on the best candidate.
+    void check_aligned_sizes(const std::vector<InputCandidate<T>>& cands) const {
+        const std::size_t n = inputs_[best_].size();
+        if (std::all_of(cands.begin(), cands.end(), [&](const auto& c) { return c.n_aligned_tensors() == n; })) return;
+        std::string sizes = "[";
+        for (std::size_t i = 0; i < cands.size(); ++i) sizes += (i ? ", " : "") + std::to_string(cands[i].n_aligned_tensors());
+        throw not_implemented_error("infer_dynamic_shapes is not implemented when the number of input tensors are not "
+                                    "the same in every set of inputs " + sizes + "].");
+    }
+
+    // The shape of flat tensor f in every call (nullopt where the call had none).
+    std::vector<std::optional<std::vector<std::int64_t>>> shapes_at(std::size_t f) const {
+        std::vector<std::optional<std::vector<std::int64_t>>> out;
+        out.reserve(inputs_.size());
+        for (const auto& c : inputs_) {
+            const auto& t = c.aligned_flat_list()[f];
+            if (t) out.emplace_back(shape_of(*t));
+            else out.emplace_back(std::nullopt);
+        }
+        return out;
+    }
+
+    // Per slot: is its first axis forced dynamic.
+    std::vector<bool> batch_slots(const BatchDimensionFor& batch) const {
+        std::vector<bool> out(slots_.size(), batch.all());
+        for (const auto& ref : batch.inputs()) {
+            std::optional<std::string> name;
+            std::optional<std::size_t> position;
+            if (ref.is_position()) {
+                if (ref.position() < 0 || (static_cast<std::size_t>(ref.position()) >= sig_.size() && !sig_.var_positional()))
+                    throw runtime_error("argument at position " + std::to_string(ref.position()) + " is out of boundary");
+                position = static_cast<std::size_t>(ref.position());
+                if (*position < sig_.size()) name = sig_[*position].name;
+            } else {
+                name = ref.name();
+                bool known = sig_.find(*name).has_value();
+                for (const auto& c : inputs_) known = known || c.kwargs().contains(*name);
+                if (!known)
+                    throw value_error("set_batch_dimension_for names " + detail::repr_string(*name) +
+                                      ", which is neither a parameter of " + sig_.to_string() + " nor a recorded keyword");
+            }
+            for (std::size_t i = 0; i < slots_.size(); ++i)
+                if ((name && slots_[i].name == *name) || (position && slots_[i].positional && slots_[i].position == *position))
+                    out[i] = true;
+        }
+        return out;
+    }
+
+    // The input name used in generated labels: the argument, or "<*args name>_<j>" for an *args item.
+    std::string input_label(const Slot& s) const {
+        if (s.varargs) return s.name + "_" + std::to_string(s.position - sig_.num_positional());
+        return s.name;
+    }
+    std::string generated_label(std::size_t flat, std::int64_t axis) const {
+        const Slot& s = slots_[slot_of(flat)];
+        std::string base = input_label(s);
+        if (s.count > 1) base += "_" + std::to_string(flat - s.offset);
+        return base + "_dim_" + std::to_string(axis);
+    }
+
+    std::vector<std::vector<std::optional<std::string>>> label_dims(const std::vector<std::vector<std::int64_t>>& dims,
+                                                                    const DimNames& names) const {
+        std::vector<std::vector<std::optional<std::string>>> out(dims.size());
+        for (std::size_t f = 0; f < dims.size(); ++f) out[f].resize(dims[f].size());
+        if (names.mode() == DimNames::Mode::none) return out;
+        if (names.mode() == DimNames::Mode::explicit_map) {
+            std::vector<std::pair<std::string, const std::map<std::int64_t, std::string>*>> by_name;
+            for (const auto& [ref, m] : names.map()) {
+                if (ref.is_position()) {
+                    if (ref.position() < 0 || static_cast<std::size_t>(ref.position()) >= sig_.size())
+                        throw value_error("dim_names: position " + std::to_string(ref.position()) + " is beyond the signature " + sig_.to_string());
+                    by_name.emplace_back(sig_[static_cast<std::size_t>(ref.position())].name, &m);
+                } else {
+                    by_name.emplace_back(ref.name(), &m);
+                }
+            }
+            for (std::size_t f = 0; f < dims.size(); ++f) {
+                const Slot& s = slots_[slot_of(f)];
+                const std::map<std::int64_t, std::string>* m = nullptr;
+                for (const auto& [n, mm] : by_name)
+                    if (n == s.name) m = mm;
+                for (std::size_t i = 0; i < dims[f].size(); ++i) {
+                    const auto axis = dims[f][i];
+                    if (m && m->contains(axis)) out[f][i] = m->at(axis);
+                    else out[f][i] = generated_label(f, axis);
+                }
+            }
+            return out;
+        }
+        // Automatic: group the dynamic axes by their sequence of observed sizes. Complete sequences
+        // first; then a sequence with absent calls joins the first group that agrees on the calls it
+        // has (a cache absent from the prefill call still has the batch size of the other inputs).
+        using Seq = std::vector<std::optional<std::int64_t>>;
+        std::vector<Seq> group_seq;
+        std::vector<std::vector<std::pair<std::size_t, std::size_t>>> members;  // (flat, index in dims[flat])
+        for (const bool complete_pass : {true, false}) {
+            for (std::size_t f = 0; f < dims.size(); ++f) {
+                if (dims[f].empty()) continue;
+                const auto shapes = shapes_at(f);
+                const bool complete = std::all_of(shapes.begin(), shapes.end(), [](const auto& x) { return x.has_value(); });
+                if (complete != complete_pass) continue;
+                for (std::size_t i = 0; i < dims[f].size(); ++i) {
+                    Seq seq;
+                    for (const auto& sh : shapes)
+                        seq.push_back(sh ? std::optional((*sh)[static_cast<std::size_t>(dims[f][i])]) : std::nullopt);
+                    std::size_t g = 0;
+                    for (; g < group_seq.size(); ++g) {
+                        bool agree = true;
+                        for (std::size_t c = 0; c < seq.size() && agree; ++c)
+                            agree = complete ? seq[c] == group_seq[g][c] : (!seq[c] || seq[c] == group_seq[g][c]);
+                        if (agree) break;
+                    }
+                    if (g == group_seq.size()) {
+                        group_seq.push_back(std::move(seq));
+                        members.emplace_back();
+                    }
+                    members[g].emplace_back(f, i);
+                }
+            }
+        }
+        // Members in flat order, so that generated labels come from the first tensor of a group.
+        for (auto& m : members) std::sort(m.begin(), m.end());
+        std::vector<std::optional<std::string>> group_label(members.size());
+        std::set<std::string> taken;
+        // Known inputs claim their semantic labels first, in the table's order.
+        for (const auto& known : detail::known_inputs)
+            for (std::size_t a = 0; a < known.n_axes; ++a)
+                for (std::size_t g = 0; g < members.size(); ++g) {
+                    const auto& [axis, label] = known.axes[a];
+                    if (group_label[g] || taken.contains(std::string(label))) continue;
+                    for (const auto& [f, i] : members[g])
+                        if (slots_[slot_of(f)].name == known.name && dims[f][i] == axis) {
+                            group_label[g] = std::string(label);
+                            taken.insert(std::string(label));
+                            break;
+                        }
+                }
+        for (std::size_t g = 0; g < members.size(); ++g) {
+            if (group_label[g]) continue;
+            const auto [f, i] = members[g].front();
+            std::string label = generated_label(f, dims[f][i]);
+            for (int k = 2; taken.contains(label); ++k) label = generated_label(f, dims[f][i]) + "_" + std::to_string(k);
+            taken.insert(label);
+            group_label[g] = std::move(label);
+        }
+        for (std::size_t g = 0; g < members.size(); ++g)
+            for (const auto& [f, i] : members[g]) out[f][i] = group_label[g];
+        return out;
+    }
+
+    // torch.export wants keywords outside the signature under the **kwargs parameter's name.
+    ordered_dict<DynamicShapes> post_process_for_kwargs(ordered_dict<DynamicShapes> kwargs) const {
+        const auto kw = sig_.var_keyword();
+        if (!kw) return kwargs;
+        ordered_dict<DynamicShapes> out;
+        ordered_dict<DynamicShapes> extra;
+        for (auto& [k, v] : kwargs) {
+            if (k == *kw)
+                throw value_error("Keyword argument name collision: received a keyword argument '" + *kw +
+                              "' which conflicts with the **" + *kw +
+                              " parameter used to collect extra keyword arguments. Passing a keyword argument with "
+                              "this name is not supported.");
+            if (sig_.find(k)) out.append_unique(k, std::move(v));
+            else extra.append_unique(k, std::move(v));
+        }
+        if (extra.empty()) return out;
+        out.append_unique(*kw, DynamicShapes::dict(std::move(extra)));
+        return out;
+    }
+
+    V build_arguments(std::vector<std::optional<T>> aligned, const ArgumentsOptions& options) {
+        if (std::any_of(aligned.begin(), aligned.end(), [](const auto& t) { return !t.has_value(); })) {
+            const auto dims = infer_dynamic_dimensions();
+            for (std::size_t f = 0; f < aligned.size(); ++f) {
+                if (aligned[f]) continue;
+                const T* seen = nullptr;
+                for (const auto& c : inputs_)
+                    if (const auto& t = c.aligned_flat_list()[f]) seen = &*t;  // the last one, as the seed does
+                if (!seen) throw runtime_error("There is no tensor at position " + std::to_string(f) + " in any flattened inputs.");
+                std::vector<std::int64_t> shape = shape_of(*seen);
+                std::int64_t numel = 1;
+                for (auto d : shape) numel *= d;
+                if (numel == 0) {
+                    aligned[f] = *seen;
+                } else if (dims[f].empty()) {
+                    aligned[f] = tensor_traits<T>::zeros(shape, *seen);
+                } else {
+                    shape[static_cast<std::size_t>(*std::max_element(dims[f].begin(), dims[f].end()))] = 0;
+                    aligned[f] = tensor_traits<T>::empty(shape, *seen);
+                }
+            }
+        }
+        std::vector<T> flat;
+        flat.reserve(aligned.size());
+        for (auto& t : aligned) flat.push_back(std::move(*t));
+        if (options.flat) {
+            typename V::List items;
+            for (auto& t : flat) items.emplace_back(std::move(t));
+            return V::list(std::move(items));
+        }
+        const InputCandidate<T>& best = inputs_[best_];
+        V both = tree_unflatten<V>(std::move(flat), best.spec());
+        typename V::List args = both[0].items();
+        Kwargs<T> kwargs = both[1].dict();
+        for (const auto& [k, v] : best.cst_kwargs()) kwargs.insert_or_assign(k, v);
+        if (options.as_args_kwargs) return V::tuple({V::tuple(std::move(args)), V::dict(std::move(kwargs))});
+        if (kwargs.empty()) return V::tuple(std::move(args));
+        if (args.empty()) return V::dict(std::move(kwargs));
+        if (sig_.var_positional())
+            throw runtime_error("Cannot return arguments as a single tuple or a single dictionary because of '*args' in "
+                                "the function signature. You need to set `as_args_kwargs=True`.");
+        Kwargs<T> out;
+        for (std::size_t i = 0; i < args.size(); ++i) out.append_unique(sig_[i].name, std::move(args[i]));
+        for (auto& [k, v] : kwargs) out.append_unique(k, std::move(v));
+        return V::dict(std::move(out));
+    }
+
+    Signature sig_;
+    ValueIfMissing<T> value_if_missing_;
+    Kwargs<T> defaults_;  // non-None defaults, by name
+    std::vector<InputCandidate<T>> inputs_;
+    std::vector<TreeSpec> outputs_specs_;
+    std::vector<std::vector<T>> flat_outputs_;
+    std::vector<double> latencies_;
+    std::size_t best_ = 0;
+    bool aligned_ = false;
+    std::vector<Slot> slots_;
+    std::vector<std::size_t> flat_slot_;  // the slot of each flat tensor
+    std::map<std::string, std::size_t> captured_;
+};
+
+}  // namespace yobx
