@@ -5,6 +5,7 @@
 #pragma once
 
 #include <yobx/error.hpp>
+#include <yobx/observer.hpp>
 #include <yobx/ordered_dict.hpp>
 #include <yobx/pytree.hpp>
 #include <yobx/shape_inference.hpp>

@@ -253,6 +253,7 @@ public:
         try {
             for (auto& c : inputs_) align_with(c);
             check_aligned_sizes(inputs_);
+            record_shapes();
         } catch (...) {
             for (auto& c : inputs_) c.reset_alignment();
             throw;
@@ -266,7 +267,7 @@ public:
         const auto forced = batch_slots(batch);
         std::vector<std::vector<std::int64_t>> out(inputs_[best_].size());
         for (std::size_t f = 0; f < out.size(); ++f) {
-            const auto shapes = shapes_at(f);
+            const auto& shapes = shapes_at(f);
             const std::vector<std::int64_t>* first = nullptr;
             for (const auto& s : shapes)
                 if (s) {
@@ -285,10 +286,9 @@ public:
                 }
             const bool force = forced[slot_of(f)];
             for (std::size_t axis = 0; first && axis < first->size(); ++axis) {
-                std::set<std::int64_t> values;
-                for (const auto& s : shapes)
-                    if (s) values.insert((*s)[axis]);
-                if (values.size() > 1 || (axis == 0 && force)) out[f].push_back(static_cast<std::int64_t>(axis));
+                bool varies = false;
+                for (const auto& s : shapes) varies = varies || (s && (*s)[axis] != (*first)[axis]);
+                if (varies || (axis == 0 && force)) out[f].push_back(static_cast<std::int64_t>(axis));
             }
         }
         return out;
@@ -625,16 +625,20 @@ private:
                                     "the same in every set of inputs " + sizes + "].");
     }
 
-    // The shape of flat tensor f in every call (nullopt where the call had none).
-    std::vector<std::optional<std::vector<std::int64_t>>> shapes_at(std::size_t f) const {
-        std::vector<std::optional<std::vector<std::int64_t>>> out;
-        out.reserve(inputs_.size());
-        for (const auto& c : inputs_) {
-            const auto& t = c.aligned_flat_list()[f];
-            if (t) out.emplace_back(shape_of(*t));
-            else out.emplace_back(std::nullopt);
+    // The shape of flat tensor f in every call (nullopt where the call had none), computed once per alignment.
+    const std::vector<std::optional<std::vector<std::int64_t>>>& shapes_at(std::size_t f) const { return shapes_[f]; }
+
+    void record_shapes() {
+        const std::size_t n = inputs_[best_].size();
+        shapes_.assign(n, {});
+        for (std::size_t f = 0; f < n; ++f) {
+            shapes_[f].reserve(inputs_.size());
+            for (const auto& c : inputs_) {
+                const auto& t = c.aligned_flat_list()[f];
+                if (t) shapes_[f].emplace_back(shape_of(*t));
+                else shapes_[f].emplace_back(std::nullopt);
+            }
         }
-        return out;
     }
 
     // Per slot: is its first axis forced dynamic.
@@ -713,7 +717,7 @@ private:
         for (const bool complete_pass : {true, false}) {
             for (std::size_t f = 0; f < dims.size(); ++f) {
                 if (dims[f].empty()) continue;
-                const auto shapes = shapes_at(f);
+                const auto& shapes = shapes_at(f);
                 const bool complete = std::all_of(shapes.begin(), shapes.end(), [](const auto& x) { return x.has_value(); });
                 if (complete != complete_pass) continue;
                 for (std::size_t i = 0; i < dims[f].size(); ++i) {
@@ -843,6 +847,7 @@ private:
     bool aligned_ = false;
     std::vector<Slot> slots_;
     std::vector<std::size_t> flat_slot_;  // the slot of each flat tensor
+    std::vector<std::vector<std::optional<std::vector<std::int64_t>>>> shapes_;  // [flat][call]
     std::map<std::string, std::size_t> captured_;
 };
 
