@@ -501,6 +501,24 @@ TEST_CASE("a one-element tuple prints with its trailing comma and a registered n
     CHECK(one.infer_dynamic_shapes().to_python() == "({},)");
 }
 
+TEST_CASE("DynamicShapes is read like the Python literal it prints") {
+    const auto ds = yobx::DynamicShapes::dict(
+        {{"ids", yobx::DynamicShapes::tensor({{0, "batch_size"}, {1, std::nullopt}})},
+         {"past", yobx::DynamicShapes::list({yobx::DynamicShapes::tensor({{2, "past"}})})},
+         {"flag", yobx::DynamicShapes()}});
+    CHECK(ds.to_python() == "{'ids': {0: 'batch_size', 1: torch.export.Dim.DYNAMIC}, 'past': [{2: 'past'}], 'flag': None}");
+    CHECK(ds["ids"].dims()[0].label == "batch_size");
+    CHECK_FALSE(ds["ids"].dims()[1].label.has_value());
+    CHECK(ds["past"][0].dims()[0].axis == 2);
+    CHECK(ds["flag"].is_none());
+    CHECK(error_of<yobx::value_error>([&] { ds["nope"]; }) == "DynamicShapes: no key 'nope'");
+    CHECK(error_of<yobx::value_error>([&] { ds["past"][1]; }) == "DynamicShapes: index 1 out of range (size 1)");
+    CHECK(error_of<yobx::type_error>([&] { ds["ids"][0]; }) ==
+          "DynamicShapes: expected a tuple or a list, got {0: 'batch_size', 1: torch.export.Dim.DYNAMIC}");
+    CHECK(error_of<yobx::value_error>([] { yobx::DynamicShapes::tensor({{1, "a"}, {0, "b"}}); }) ==
+          "DynamicShapes::tensor: axes must be increasing, got 1 then 0");
+}
+
 // ---------------------------------------------------------------- arguments
 
 TEST_CASE("infer_arguments fills an absent tensor with zeros, or empty along its largest dynamic axis") {

@@ -147,6 +147,7 @@ Value<T> argument_value(const A& a) {
 
 /// Records calls of a forward function and infers export arguments and dynamic shapes.
 /// T is the user's tensor type (DenseTensor, at::Tensor through the adapter, ...).
+/// An InputObserver is a handle: copies, and the wrappers it made, share the recorded calls.
 template <class T>
 class InputObserver {
     static_assert(check_tensor<T>(), "yobx::InputObserver<T>: T must be a tensor type (see yobx/tensor.hpp)");

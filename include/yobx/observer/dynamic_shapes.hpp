@@ -12,10 +12,12 @@
 #include <yobx/error.hpp>
 #include <yobx/ordered_dict.hpp>
 
+#include <concepts>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -84,8 +86,14 @@ public:
         expect(Kind::dict, "a dict");
         return dict_;
     }
-    const DynamicShapes& operator[](std::size_t i) const {
+    /// ds[1] on a tuple or list (a template, so that ds[0] does not also match the const char* overload).
+    template <std::integral I>
+        requires(!std::same_as<I, bool>)
+    const DynamicShapes& operator[](I index) const {
         const auto& it = items();
+        if constexpr (std::is_signed_v<I>)
+            if (index < 0) throw value_error("DynamicShapes: negative index " + std::to_string(index));
+        const auto i = static_cast<std::size_t>(index);
         if (i >= it.size()) throw value_error("DynamicShapes: index " + std::to_string(i) + " out of range (size " + std::to_string(it.size()) + ")");
         return it[i];
     }
