@@ -581,6 +581,18 @@ TEST_CASE("infer_arguments completes arguments given by the caller") {
           "Two calls were made with different constant values, {'add': True} != {}");
     CHECK(error_of<yobx::value_error>([&] { obs.infer_arguments(V(tensor({1}))); }) ==
           "Unexpected type Tensor for index_or_args_or_kwargs.");
+    CHECK(error_of<yobx::runtime_error>([&] {
+              obs.infer_arguments(V::dict({{"x", tensor({7})}, {"y", V::list({tensor({1}), tensor({1})})}}));
+          }) == "Named argument 'y' has 2 tensors but previously got 1 tensors. Inference is impossible in that case.");
+    // The failed check left the recorded counts alone.
+    CHECK(obs.infer_arguments(V::dict({{"x", tensor({7})}})).repr() ==
+          "{'x': Tensor(shape=[7], dtype=float32), 'y': Tensor(shape=[0, 3], dtype=float32)}");
+    Obs kw;
+    auto g = kw.wrap(first_tensor, Signature{param("x"), var_kwargs("kwargs")});
+    g({tensor({2})}, {});
+    CHECK(error_of<yobx::runtime_error>([&] { kw.infer_arguments(V::dict({{"x", tensor({7})}, {"z", tensor({1})}})); }) ==
+          "At least one call to the observed model must contain all the named arguments. The given arguments have "
+          "['z'] but no recorded call has it.");
 }
 
 TEST_CASE("There is no tensor at position N in any flattened inputs when an argument was never recorded") {

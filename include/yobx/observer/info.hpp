@@ -198,14 +198,7 @@ public:
             }
             if (!kept.contains(key.name())) kept.append_unique(key.name(), v);
         }
-        Kwargs<T> ordered;
-        for (const auto& p : sig_.parameters()) {
-            auto it = kept.find(p.name);
-            if (it != kept.end() && sig_.has_named(p.name)) ordered.append_unique(it->first, std::move(it->second));
-        }
-        for (auto& [k, v] : kept)
-            if (!(sig_.has_named(k) && ordered.contains(k))) ordered.append_unique(k, std::move(v));
-        return InputCandidate<T>(std::move(args), std::move(ordered), order_kwargs(std::move(cst)), clone);
+        return InputCandidate<T>(std::move(args), order_kwargs(std::move(kept)), order_kwargs(std::move(cst)), clone);
     }
 
     /// Stores one recorded call with its outputs and latency.
@@ -403,9 +396,14 @@ public:
         for (auto& [k, v] : kwargs)
             if (!v.is_none()) kept.append_unique(k, std::move(v));
         InputCandidate<T> c(std::move(args), std::move(kept), std::move(cst), false);
-        auto saved = captured_;
-        align_with(c);
-        captured_ = std::move(saved);
+        const auto saved = captured_;  // the stored calls' counts, which checking c must not change
+        try {
+            align_with(c);
+        } catch (...) {
+            captured_ = saved;
+            throw;
+        }
+        captured_ = saved;
         check_aligned_sizes(std::vector<InputCandidate<T>>{c});
         return build_arguments(c.aligned_flat_list(), options);
     }
