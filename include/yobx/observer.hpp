@@ -278,7 +278,7 @@ public:
             d.n_inputs = aligned.size();
             for (const auto& t : aligned) {
                 d.n_none += !t;
-                d.n_empty += !t || numel(*t) == 0;
+                d.n_empty += !t || detail::numel(*t) == 0;
             }
             const V arguments = info.infer_arguments(i, {.as_args_kwargs = true});
             std::vector<T> got;
@@ -355,7 +355,8 @@ private:
                 for (auto& l : leaves) l = tensor_traits<T>::clone(l);
                 store(std::move(candidate), std::move(spec), std::move(leaves), latency);
                 release.armed = false;
-                return static_cast<R>(result);
+                if constexpr (std::is_reference_v<R>) return static_cast<R>(result);
+                else return result;  // moved, not copied
             }
         }
 
@@ -402,12 +403,6 @@ private:
         };
         (one(a), ...);
         return {std::move(args), std::move(kwargs)};
-    }
-
-    static std::int64_t numel(const T& t) {
-        std::int64_t n = 1;
-        for (auto d : shape_of(t)) n *= d;
-        return n;
     }
 
     static OutputDiscrepancy compare(const T& expected, const T& got, double atol, double rtol) {

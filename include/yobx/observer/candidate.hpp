@@ -15,6 +15,8 @@
 #include <yobx/value.hpp>
 
 #include <cstddef>
+#include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <utility>
@@ -65,49 +67,12 @@ Value<T> clone_collect(const Value<T>& v, std::vector<T>* leaves) {
     }
 }
 
-// Appends the tensors of v in pytree order (shallow copies).
+// The number of elements of t (0 for an empty tensor).
 template <class T>
-void collect_tensors(const Value<T>& v, std::vector<T>& out) {
-    using V = Value<T>;
-    switch (v.kind()) {
-        case V::Kind::tensor: out.push_back(v.tensor()); return;
-        case V::Kind::list:
-        case V::Kind::tuple:
-            for (const auto& x : v.items()) collect_tensors(x, out);
-            return;
-        case V::Kind::dict:
-            for (const auto& kv : v.dict()) collect_tensors(kv.second, out);
-            return;
-        case V::Kind::custom:
-            for (const auto& x : v.custom().children) collect_tensors(x, out);
-            return;
-        default: return;
-    }
-}
-
-template <class T>
-std::size_t count_tensors(const Value<T>& v) {
-    using V = Value<T>;
-    switch (v.kind()) {
-        case V::Kind::tensor: return 1;
-        case V::Kind::list:
-        case V::Kind::tuple: {
-            std::size_t n = 0;
-            for (const auto& x : v.items()) n += count_tensors(x);
-            return n;
-        }
-        case V::Kind::dict: {
-            std::size_t n = 0;
-            for (const auto& kv : v.dict()) n += count_tensors(kv.second);
-            return n;
-        }
-        case V::Kind::custom: {
-            std::size_t n = 0;
-            for (const auto& x : v.custom().children) n += count_tensors(x);
-            return n;
-        }
-        default: return 0;
-    }
+std::int64_t numel(const T& t) {
+    std::int64_t n = 1;
+    for (auto d : shape_of(t)) n *= d;
+    return n;
 }
 
 }  // namespace detail
@@ -131,8 +96,12 @@ public:
         } else {
             args_ = std::move(args);
             kwargs_ = std::move(kwargs);
-            for (const auto& a : args_) detail::collect_tensors(a, flat_list_);
-            for (const auto& kv : kwargs_) detail::collect_tensors(kv.second, flat_list_);
+            const auto append = [&](const V& v) {
+                auto leaves = tree_leaves(v);
+                flat_list_.insert(flat_list_.end(), std::make_move_iterator(leaves.begin()), std::make_move_iterator(leaves.end()));
+            };
+            for (const auto& a : args_) append(a);
+            for (const auto& kv : kwargs_) append(kv.second);
         }
     }
 

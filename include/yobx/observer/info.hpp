@@ -22,6 +22,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -67,12 +68,8 @@ bool python_equal(const Kwargs<T>& a, const Kwargs<T>& b) {
 
 template <class T>
 Value<T> default_as_value(const DefaultValue& d) {
-    return std::visit(
-        [](const auto& x) -> Value<T> {
-            if constexpr (std::is_same_v<std::decay_t<decltype(x)>, std::monostate>) return Value<T>();
-            else return Value<T>(x);
-        },
-        d.value());
+    if (!d.value()) return Value<T>();
+    return std::visit([](const auto& x) { return Value<T>(x); }, *d.value());
 }
 
 inline std::string repr_names(const std::vector<std::string>& names) {
@@ -404,7 +401,7 @@ public:
             throw;
         }
         captured_ = saved;
-        check_aligned_sizes(std::vector<InputCandidate<T>>{c});
+        check_aligned_sizes(std::span<const InputCandidate<T>>(&c, 1));
         return build_arguments(c.aligned_flat_list(), options);
     }
 
@@ -549,7 +546,7 @@ private:
             s.varargs = i >= sig_.num_positional();
             s.name = s.varargs ? var->first : sig_[i].name;
             s.key = s.varargs ? "*" + var->first + "[" + std::to_string(i - sig_.num_positional()) + "]" : s.name;
-            s.count = detail::count_tensors(best.args()[i]);
+            s.count = num_leaves(best.args()[i]);
             s.offset = offset;
             offset += s.count;
             slots.push_back(std::move(s));
@@ -558,7 +555,7 @@ private:
             Slot s;
             s.name = k;
             s.key = k;
-            s.count = detail::count_tensors(v);
+            s.count = num_leaves(v);
             s.offset = offset;
             offset += s.count;
             slots.push_back(std::move(s));
@@ -580,7 +577,6 @@ private:
                                 " != " + V::dict(best.cst_kwargs()).repr());
         std::vector<std::optional<T>> flat;
         flat.reserve(best.size());
-        std::vector<T> tensors;
         for (const Slot& s : slots_) {
             const V* v = lookup(c, s);
             if (s.positional && !s.varargs && v && v->is_scalar()) {
@@ -589,10 +585,11 @@ private:
                     throw runtime_error("Two calls were made with different constant values, " +
                                         V::dict({{s.name, *v}}).repr() + " != " + V::dict({{s.name, b}}).repr());
             }
-            const std::size_t n = v ? detail::count_tensors(*v) : 0;
+            std::vector<T> tensors = v ? tree_leaves(*v) : std::vector<T>{};
+            const std::size_t n = tensors.size();
             if (n == 0) {
                 // Absent, None, or a container without tensors: placeholders.
-                flat.insert(flat.end(), s.count, std::nullopt);
+                flat.resize(flat.size() + s.count);  // nullopt each
                 continue;
             }
             if (auto it = captured_.find(s.key); it != captured_.end() && it->second != n) {
@@ -605,8 +602,6 @@ private:
                                     " tensors. Inference is impossible in that case.");
             }
             captured_[s.key] = n;
-            tensors.clear();
-            detail::collect_tensors(*v, tensors);
             for (auto& t : tensors) flat.emplace_back(std::move(t));
         }
         c.set_aligned(std::move(flat));
@@ -614,7 +609,7 @@ private:
 
     // A call whose argument held no tensor in the best candidate (an empty container) but some in
     // another call cannot be laid out on the best candidate.
-    void check_aligned_sizes(const std::vector<InputCandidate<T>>& cands) const {
+    void check_aligned_sizes(std::span<const InputCandidate<T>> cands) const {
         const std::size_t n = inputs_[best_].size();
         if (std::all_of(cands.begin(), cands.end(), [&](const auto& c) { return c.n_aligned_tensors() == n; })) return;
         std::string sizes = "[";
@@ -797,9 +792,7 @@ private:
                     if (const auto& t = c.aligned_flat_list()[f]) seen = &*t;  // the last one, as the seed does
                 if (!seen) throw runtime_error("There is no tensor at position " + std::to_string(f) + " in any flattened inputs.");
                 std::vector<std::int64_t> shape = shape_of(*seen);
-                std::int64_t numel = 1;
-                for (auto d : shape) numel *= d;
-                if (numel == 0) {
+                if (detail::numel(*seen) == 0) {
                     aligned[f] = *seen;
                 } else if (dims[f].empty()) {
                     aligned[f] = tensor_traits<T>::zeros(shape, *seen);

@@ -8,6 +8,7 @@
 
 #include <yobx/detail/repr.hpp>
 #include <yobx/error.hpp>
+#include <yobx/treespec.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -16,7 +17,6 @@
 #include <string>
 #include <string_view>
 #include <utility>
-#include <variant>
 #include <vector>
 
 namespace yobx {
@@ -26,36 +26,27 @@ struct none_t;
 /// The kinds of Python parameters an observed function may have.
 enum class ParamKind { positional_or_keyword, keyword_only, var_positional, var_keyword };
 
-/// A parameter's default value: None, bool, int, float or str (what inspect reports for a forward).
+/// A parameter's default value: None, or a bool, int, float or str constant (what inspect reports for a forward).
 class DefaultValue {
 public:
-    using Storage = std::variant<std::monostate, bool, std::int64_t, double, std::string>;
-
     DefaultValue() = default;  // None
     DefaultValue(const none_t&) {}
-    DefaultValue(bool b) : v_(b) {}
-    DefaultValue(int i) : v_(std::int64_t{i}) {}
-    DefaultValue(std::int64_t i) : v_(i) {}
-    DefaultValue(double d) : v_(d) {}
-    DefaultValue(const char* s) : v_(std::string(s)) {}
-    DefaultValue(std::string s) : v_(std::move(s)) {}
+    DefaultValue(bool b) : v_(Constant(b)) {}
+    DefaultValue(int i) : v_(Constant(std::int64_t{i})) {}
+    DefaultValue(std::int64_t i) : v_(Constant(i)) {}
+    DefaultValue(double d) : v_(Constant(d)) {}
+    DefaultValue(const char* s) : v_(Constant(std::string(s))) {}
+    DefaultValue(std::string s) : v_(Constant(std::move(s))) {}
 
-    bool is_none() const noexcept { return v_.index() == 0; }
-    const Storage& value() const noexcept { return v_; }
+    bool is_none() const noexcept { return !v_.has_value(); }
+    /// The constant, or nullopt for None.
+    const std::optional<Constant>& value() const noexcept { return v_; }
     /// Python's repr: None, True, 3, 0.5, 'text'.
-    std::string repr() const {
-        switch (v_.index()) {
-            case 0: return "None";
-            case 1: return std::get<bool>(v_) ? "True" : "False";
-            case 2: return std::to_string(std::get<std::int64_t>(v_));
-            case 3: return detail::repr_double(std::get<double>(v_));
-            default: return detail::repr_string(std::get<std::string>(v_));
-        }
-    }
+    std::string repr() const { return v_ ? yobx::repr(*v_) : "None"; }
     friend bool operator==(const DefaultValue&, const DefaultValue&) = default;
 
 private:
-    Storage v_;
+    std::optional<Constant> v_;
 };
 
 /// One parameter. Build them with param(), kw_only(), var_args() and var_kwargs().
