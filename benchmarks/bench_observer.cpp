@@ -6,6 +6,8 @@
 //    observer can avoid);
 //  - infer_dynamic_shapes on 3 recorded calls (alignment included).
 // The ratios are printed at the end of the run.
+#include "times_reporter.hpp"
+
 #include <yobx/dense_tensor.hpp>
 #include <yobx/observer.hpp>
 
@@ -15,7 +17,6 @@
 
 #include <cstdint>
 #include <iostream>
-#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -146,39 +147,20 @@ void BM_infer_dynamic_shapes(benchmark::State& state) {
 }
 BENCHMARK(BM_infer_dynamic_shapes);
 
-class RatioReporter : public benchmark::ConsoleReporter {
-public:
-    RatioReporter() : ConsoleReporter(OO_Tabular) {}  // no colour codes: the output is pasted into docs
-    void ReportRuns(const std::vector<Run>& runs) override {
-        for (const auto& r : runs)
-            if (r.run_type == Run::RT_Iteration || r.aggregate_name == "mean")
-                times_[r.run_name.function_name] = r.GetAdjustedRealTime();
-        ConsoleReporter::ReportRuns(runs);
-    }
-    void Finalize() override {
-        ConsoleReporter::Finalize();
-        const auto get = [&](const char* name) { return times_.count(name) ? times_[name] : -1.0; };
-        const double direct = get("BM_call_direct"), through = get("BM_call_pass_through");
-        if (direct > 0 && through > 0)
-            std::cout << "pass-through: +" << through - direct << " ns per call, ratio wrapped/direct: "
-                      << through / direct << "x\n";
-        const double clones = get("BM_clones_only"), record = get("BM_record_call");
-        if (clones > 0 && record > 0) std::cout << "recording/clones ratio: " << record / clones << "x\n";
-        const double copy = get("BM_copy_info"), infer = get("BM_infer_dynamic_shapes");
-        if (copy > 0 && infer > 0)
-            std::cout << "infer_dynamic_shapes (3 calls x 67 tensors, alignment included): " << (infer - copy) / 1000
-                      << " us\n";
-    }
-
-private:
-    std::map<std::string, double> times_;
-};
+void print_ratios(const bench::Times& times) {
+    const auto get = [&](const char* name) { return times.count(name) ? times.at(name) : -1.0; };
+    const double direct = get("BM_call_direct"), through = get("BM_call_pass_through");
+    if (direct > 0 && through > 0)
+        std::cout << "pass-through: +" << through - direct << " ns per call, ratio wrapped/direct: "
+                  << through / direct << "x\n";
+    const double clones = get("BM_clones_only"), record = get("BM_record_call");
+    if (clones > 0 && record > 0) std::cout << "recording/clones ratio: " << record / clones << "x\n";
+    const double copy = get("BM_copy_info"), infer = get("BM_infer_dynamic_shapes");
+    if (copy > 0 && infer > 0)
+        std::cout << "infer_dynamic_shapes (3 calls x 67 tensors, alignment included): " << (infer - copy) / 1000
+                  << " us\n";
+}
 
 }  // namespace
 
-int main(int argc, char** argv) {
-    benchmark::Initialize(&argc, argv);
-    RatioReporter reporter;
-    benchmark::RunSpecifiedBenchmarks(&reporter);
-    benchmark::Shutdown();
-}
+int main(int argc, char** argv) { return bench::run(argc, argv, print_ratios); }

@@ -4,11 +4,12 @@
 // Concat -> Reshape chain. The ratios are printed at the end of the run.
 #include <yobx/shape_inference.hpp>
 
+#include "times_reporter.hpp"
+
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
 #include <iostream>
-#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -67,32 +68,12 @@ void BM_reshape_chain_symbolic_yobx(benchmark::State& state) {
 }
 BENCHMARK(BM_reshape_chain_symbolic_yobx);
 
-// Prints each benchmark as usual, then yobx's time over the reference's.
-class RatioReporter : public benchmark::ConsoleReporter {
-public:
-    RatioReporter() : ConsoleReporter(OO_Tabular) {}  // no colour codes: the output is pasted into docs
-    void ReportRuns(const std::vector<Run>& runs) override {
-        for (const auto& r : runs)  // a single run, or the mean of repetitions
-            if (r.run_type == Run::RT_Iteration || r.aggregate_name == "mean")
-                times_[r.run_name.function_name] = r.GetAdjustedRealTime();
-        ConsoleReporter::ReportRuns(runs);
-    }
-    void Finalize() override {
-        ConsoleReporter::Finalize();
-        const auto it = times_.find("BM_broadcast_constant_yobx"), ref = times_.find("BM_broadcast_constant_loop");
-        if (it != times_.end() && ref != times_.end())
-            std::cout << "ratio broadcast_constant yobx/loop: " << it->second / ref->second << "x\n";
-    }
-
-private:
-    std::map<std::string, double> times_;
-};
-
 }  // namespace
 
 int main(int argc, char** argv) {
-    benchmark::Initialize(&argc, argv);
-    RatioReporter reporter;
-    benchmark::RunSpecifiedBenchmarks(&reporter);
-    benchmark::Shutdown();
+    return bench::run(argc, argv, [](const bench::Times& times) {
+        const auto it = times.find("BM_broadcast_constant_yobx"), ref = times.find("BM_broadcast_constant_loop");
+        if (it != times.end() && ref != times.end())
+            std::cout << "ratio broadcast_constant yobx/loop: " << it->second / ref->second << "x\n";
+    });
 }
