@@ -7,6 +7,7 @@
 #include <yobx/error.hpp>
 #include <yobx/observer.hpp>
 #include <yobx/ordered_dict.hpp>
+#include <yobx/patches.hpp>
 #include <yobx/pytree.hpp>
 #include <yobx/shape_inference.hpp>
 #include <yobx/sym.hpp>

@@ -1,0 +1,86 @@
+// yobx/patches/shipped.hpp — the patches yobx ships for its own shape rules,
+// and apply_patches_for_model, which applies them for the life of a scope.
+//
+// torch.export fails on `x[a, b] + y[c, b]` when nothing proves a == c or
+// that one of them is 1: its broadcasting helpers guard on the sizes. The
+// seed's patches replace those guards with sym_max. yobx's strict rules behave
+// like torch's; these patches swap the `shape_hooks` entries for rules that
+// answer Max(a, c) instead (the guard is the only change).
+#pragma once
+
+#include <yobx/patch_source.hpp>
+#include <yobx/patches/details.hpp>
+#include <yobx/patches/guard.hpp>
+#include <yobx/patches/patch_info.hpp>
+#include <yobx/shape/rules.hpp>
+
+#include <iostream>
+#include <ostream>
+#include <span>
+#include <string_view>
+
+namespace yobx {
+
+namespace patches {
+
+/// The `broadcast_shapes` hook of the patches: a strict broadcast becomes a
+/// sym_max one, so two unrelated dimensions broadcast to Max(a, c) instead of
+/// asking the ShapeEnv for a guard it cannot decide.
+YOBX_PATCH_SOURCE(patched_broadcast_shapes,
+inline Shape patched_broadcast_shapes(ShapeEnv& env, std::span<const Shape> shapes, BroadcastPolicy policy,
+                                      std::string_view op, source_location where) {
+    if (policy == BroadcastPolicy::strict) policy = BroadcastPolicy::sym_max;
+    return shape::default_broadcast_shapes(env, shapes, policy, op, where);
+}) YOBX_PATCH_SOURCE_END
+
+/// The `infer_size` hook of the patches (Expand, MatMul's batch dimensions):
+/// the same change as patched_broadcast_shapes, for two shapes.
+YOBX_PATCH_SOURCE(patched_infer_size,
+inline Shape patched_infer_size(ShapeEnv& env, const Shape& a, const Shape& b, BroadcastPolicy policy, std::string_view op,
+                                source_location where) {
+    if (policy == BroadcastPolicy::strict) policy = BroadcastPolicy::sym_max;
+    return shape::default_infer_size(env, a, b, policy, op, where);
+}) YOBX_PATCH_SOURCE_END
+
+}  // namespace patches
+
+/// The patches yobx ships, family "yobx": patched_broadcast_shapes and
+/// patched_infer_size on `shape_hooks`. Each call returns new patches; their
+/// diffs are against the default rules.
+inline PatchDetails shipped_patches() {
+    PatchInfo broadcast = PatchInfo::make(&patches::patched_broadcast_shapes, shape_hooks.broadcast_shapes,
+                                          "default_broadcast_shapes", "yobx");
+    broadcast.set_original_source(shape::default_broadcast_shapes_source());
+    PatchInfo infer_size =
+        PatchInfo::make(&patches::patched_infer_size, shape_hooks.infer_size, "default_infer_size", "yobx");
+    infer_size.set_original_source(shape::default_infer_size_source());
+    return {broadcast, infer_size};
+}
+
+/// What apply_patches_for_model applies.
+struct PatchOptions {
+    /// The shipped patches (shipped_patches()).
+    bool patch_yobx = true;
+    /// The caller's own patches, applied after the shipped ones.
+    PatchDetails patches{};
+    /// Prints each patch as it is applied and undone, to `log` (std::cout when null).
+    bool verbose = false;
+    std::ostream* log = nullptr;
+};
+
+/// Applies the shipped patches and the caller's for the life of the returned
+/// guard; `guard.details()` lists them. The seed's
+/// `with apply_patches_for_model(...) as details:`.
+///   {
+///       auto guard = yobx::apply_patches_for_model({.verbose = true});
+///       si.add(x, y);  // [Max(a, c), b]
+///   }
+[[nodiscard]] inline PatchGuard apply_patches_for_model(const PatchOptions& options = {}) {
+    PatchDetails all;
+    if (options.patch_yobx) all.extend(shipped_patches());
+    all.extend(options.patches);
+    std::ostream* log = options.verbose ? (options.log ? options.log : &std::cout) : nullptr;
+    return PatchGuard(all, log);
+}
+
+}  // namespace yobx
