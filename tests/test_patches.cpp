@@ -125,6 +125,15 @@ TEST_CASE("the layout puts one statement per line and keeps initializers, for he
           "auto l = [](int x) {\n"
           "    return x;\n"
           "};\n");
+    // A digit separator is not a character literal; `[&] {` opens a lambda's block.
+    CHECK(layout_code("int k() { int n = 1'000; auto f = [&] { return n; }; return f(); }") ==
+          "int k() {\n"
+          "    int n = 1'000;\n"
+          "    auto f = [&] {\n"
+          "        return n;\n"
+          "    };\n"
+          "    return f();\n"
+          "}\n");
 }
 
 TEST_CASE("unified_diff writes diff -u's hunks, ranges and context") {
@@ -308,6 +317,7 @@ Graph traced_graph() {
     g.nodes.push_back({"sub", {{"stack_trace", frame(t.file, t.last_line + 1, "after")}}});
     g.nodes.push_back({"neg", {{"stack_trace", frame(d.file, d.first_line, "double_it")}}});
     g.nodes.push_back({"other_file", {{"stack_trace", frame("other/test_patches.cpp.h", t.first_line, "x")}}});
+    g.nodes.push_back({"absolute", {{"stack_trace", frame("/test_patches.cpp", t.first_line, "x")}}});
     return g;
 }
 

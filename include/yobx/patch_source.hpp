@@ -98,7 +98,9 @@ private:
 
 /// Lays out preprocessor-spelled code: a line break after each `;` and `{` of
 /// a block and around each `}` of a block; braces of an initializer
-/// (`Shape{a, b}`) and the `;` of a `for (...)` stay on their line.
+/// (`Shape{a, b}`) and the `;` of a `for (...)` stay on their line. A brace
+/// opens a block after `)`, `]` (a lambda), a statement, or a keyword such as
+/// `else`, `do`, `try`, `const`, `struct`.
 inline std::string layout_code(std::string_view code) {
     std::vector<std::string> lines;
     std::string line;
@@ -118,7 +120,7 @@ inline std::string layout_code(std::string_view code) {
         while (j > 0 && code[j - 1] == ' ') --j;
         if (j == 0) return true;
         const char prev = code[j - 1];
-        if (prev == ')' || prev == ';' || prev == '{' || prev == '}') return true;
+        if (prev == ')' || prev == ']' || prev == ';' || prev == '{' || prev == '}') return true;
         std::size_t k = j;
         while (k > 0 && (std::isalnum(static_cast<unsigned char>(code[k - 1])) || code[k - 1] == '_')) --k;
         const std::string_view word = code.substr(k, j - k);
@@ -129,10 +131,21 @@ inline std::string layout_code(std::string_view code) {
             if (line.find(kw) != std::string::npos && line.find('=') == std::string::npos) return true;
         return false;
     };
+    // Whether the quote at `i` separates digits (1'000'000) rather than opens
+    // a character literal: the token it is in starts with a digit.
+    auto digit_separator = [&](std::size_t i) {
+        std::size_t k = i;
+        while (k > 0 && (std::isalnum(static_cast<unsigned char>(code[k - 1])) || code[k - 1] == '_' || code[k - 1] == '\'')) --k;
+        return k < i && std::isdigit(static_cast<unsigned char>(code[k]));
+    };
     std::vector<bool> blocks;  // for each open brace: does it open a block?
     int parens = 0;
     for (std::size_t i = 0; i < code.size(); ++i) {
         const char c = code[i];
+        if (c == '\'' && digit_separator(i)) {
+            line += c;
+            continue;
+        }
         if (c == '"' || c == '\'') {  // a literal is copied whole
             std::size_t j = i + 1;
             const bool raw = c == '"' && i > 0 && code[i - 1] == 'R';

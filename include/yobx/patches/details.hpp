@@ -41,7 +41,8 @@ concept TracedGraph = requires(const G& g) {
 };
 
 /// A patch and the nodes of a graph created inside its definition, each with
-/// the stack frame that points into the patch.
+/// the stack frame that points into the patch. The node pointers point into
+/// the graph given to patches_involved_in_graph.
 template <class Node>
 struct InvolvedPatch {
     struct Hit {
@@ -86,7 +87,7 @@ inline std::vector<StackFrame> parse_stack_trace(std::string_view trace) {
 inline bool same_file(std::string_view a, std::string_view b) {
     if (a.size() < b.size()) std::swap(a, b);
     if (b.empty() || !a.ends_with(b)) return false;
-    return a.size() == b.size() || a[a.size() - b.size() - 1] == '/' || b.front() == '/';
+    return a.size() == b.size() || a[a.size() - b.size() - 1] == '/';
 }
 
 /// A node's name for the report: its `name` member when it has one.
