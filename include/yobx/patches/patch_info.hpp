@@ -80,11 +80,13 @@ public:
     /// `replacement` into `target` and keeps the value it held; `undo()` puts
     /// that value back. The patch's name and source come from the
     /// replacement's YOBX_PATCH_SOURCE, the original's source from the value
-    /// `target` holds now; a replacement defined elsewhere needs `name`.
+    /// `target` holds now; a replacement defined elsewhere needs `name`. The
+    /// patch keeps a pointer to `target`: the target must outlive its use.
     ///   PatchInfo::make(&patched_broadcast_shapes, shape_hooks.broadcast_shapes,
     ///                   "default_broadcast_shapes", "yobx")
     template <class Target, class Replacement>
-        requires std::is_assignable_v<Target&, const Replacement&> && std::is_move_constructible_v<Target>
+        requires std::is_assignable_v<Target&, const Replacement&> && std::is_move_constructible_v<Target> &&
+                 std::is_copy_constructible_v<Replacement>
     static PatchInfo make(Replacement replacement, Target& target, std::string original_name, std::string family,
                           std::string name = {}) {
         auto patch_source = detail::source_of_value(replacement);
