@@ -337,6 +337,7 @@ TEST_CASE("patches_involved_in_graph matches stack frames against each patch's f
     CHECK(involved[0].nodes[0].frame ==
           frame(triple_it_source().file, triple_it_source().first_line + 2, "triple_it"));
     CHECK(involved[0].nodes[1].node == &g.nodes[3]);
+    CHECK(involved[0].nodes[1].index == 3);
     CHECK(involved[1].patch == twice);
     REQUIRE(involved[1].nodes.size() == 1);
     CHECK(involved[1].nodes[0].node->name == "neg");
@@ -359,6 +360,17 @@ TEST_CASE("make_report lists each involved patch with its diff and nodes, as tex
                                          "- ``mul``: ``File \"" + t + "\", line " + l1 + ", in triple_it``\n"
                                          "- ``mul_1``: ``File \"tests/test_patches.cpp\", line " + l2 + ", in triple_it``\n");
     CHECK(PatchDetails{}.make_report(g) == "No patch is involved in the graph.\n");
+
+    // A node without a `name` member is labelled by its position.
+    struct BareNode {
+        std::map<std::string, std::string> meta;
+    };
+    struct BareGraph {
+        std::vector<BareNode> nodes;
+    };
+    const BareGraph bare{{{{}}, {{{"stack_trace", frame(t, triple_it_source().last_line, "triple_it")}}}}};
+    CHECK(d.make_report(bare).ends_with("nodes created inside triple_it (1):\n  node 1: File \"" + t + "\", line " + l2 +
+                                        ", in triple_it\n"));
     CHECK(error_of<yobx::value_error>([&] { (void)d.make_report(g, "md"); }) ==
           "PatchDetails::make_report: unknown format 'md', expected 'raw' or 'rst'");
 }

@@ -11,6 +11,7 @@
 #include <yobx/error.hpp>
 #include <yobx/patches/patch_info.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <concepts>
 #include <cstddef>
@@ -47,6 +48,7 @@ template <class Node>
 struct InvolvedPatch {
     struct Hit {
         const Node* node;
+        std::size_t index;  // the node's position in `graph.nodes`
         std::string frame;  // `File "path", line N, in fn`
     };
     PatchInfo patch;
@@ -146,25 +148,29 @@ public:
     template <TracedGraph G>
     auto patches_involved_in_graph(const G& graph) const {
         using Node = std::ranges::range_value_t<decltype((graph.nodes))>;
-        std::vector<InvolvedPatch<Node>> involved;
-        for (const auto& patch : patches_) {
-            const auto& source = patch.patch_source();
-            if (!source) continue;
-            InvolvedPatch<Node> entry{patch, {}};
-            for (const auto& node : graph.nodes) {
-                const auto it = node.meta.find("stack_trace");
-                if (it == node.meta.end()) continue;
-                for (const auto& frame : detail::parse_stack_trace(std::string_view(it->second))) {
-                    if (detail::same_file(frame.file, source->file) && frame.line >= source->first_line &&
-                        frame.line <= source->last_line) {
-                        entry.nodes.push_back({&node, std::string(frame.text)});
-                        break;
+        std::vector<InvolvedPatch<Node>> entries;
+        for (const auto& patch : patches_)
+            if (patch.patch_source()) entries.push_back({patch, {}});
+        std::size_t index = 0;
+        for (const auto& node : graph.nodes) {
+            const auto it = node.meta.find("stack_trace");
+            if (it != node.meta.end()) {
+                const auto frames = detail::parse_stack_trace(std::string_view(it->second));
+                for (auto& entry : entries) {
+                    const SourceText& source = *entry.patch.patch_source();
+                    for (const auto& frame : frames) {
+                        if (detail::same_file(frame.file, source.file) && frame.line >= source.first_line &&
+                            frame.line <= source.last_line) {
+                            entry.nodes.push_back({&node, index, std::string(frame.text)});
+                            break;
+                        }
                     }
                 }
             }
-            if (!entry.nodes.empty()) involved.push_back(std::move(entry));
+            ++index;
         }
-        return involved;
+        std::erase_if(entries, [](const auto& e) { return e.nodes.empty(); });
+        return entries;
     }
 
     /// A report on the patches involved in `graph`: for each, its title, its
@@ -175,28 +181,18 @@ public:
             throw value_error("PatchDetails::make_report: unknown format '" + std::string(format) +
                               "', expected 'raw' or 'rst'");
         const auto involved = patches_involved_in_graph(graph);
-        // Node labels come from the node's position in the graph.
-        auto label = [&](const auto* node) {
-            std::size_t index = 0;
-            for (const auto& n : graph.nodes) {
-                if (&n == node) break;
-                ++index;
-            }
-            return detail::node_label(*node, index);
-        };
-        std::string out;
         if (involved.empty()) return "No patch is involved in the graph.\n";
-        out = std::to_string(involved.size()) + " patch(es) involved in the graph.\n";
+        std::string out = std::to_string(involved.size()) + " patch(es) involved in the graph.\n";
         for (const auto& e : involved) {
             out += "\n";
             if (format == "raw") {
                 out += e.patch.format_diff("raw");
                 out += "nodes created inside " + e.patch.name() + " (" + std::to_string(e.nodes.size()) + "):\n";
-                for (const auto& hit : e.nodes) out += "  " + label(hit.node) + ": " + hit.frame + "\n";
+                for (const auto& hit : e.nodes) out += "  " + detail::node_label(*hit.node, hit.index) + ": " + hit.frame + "\n";
             } else {
                 out += e.patch.format_diff("rst");
                 out += "\nNodes created inside ``" + e.patch.name() + "`` (" + std::to_string(e.nodes.size()) + "):\n\n";
-                for (const auto& hit : e.nodes) out += "- ``" + label(hit.node) + "``: ``" + hit.frame + "``\n";
+                for (const auto& hit : e.nodes) out += "- ``" + detail::node_label(*hit.node, hit.index) + "``: ``" + hit.frame + "``\n";
             }
         }
         return out;
