@@ -1,0 +1,51 @@
+// The demo: a tiny LibTorch decoder generates text for two prompts (different
+// batch sizes and lengths) under an InputObserver, which then prints what
+// torch.export needs (the arguments and their dynamic shapes) and saves both
+// for Python: the arguments with torch::pickle_save, the dynamic shapes as a
+// .py file. Usage: tiny_llm_generate [output directory, default .]
+#include "tiny_llm.hpp"
+
+#include <yobx/adapters/libtorch.hpp>
+
+#include <fstream>
+#include <iostream>
+#include <string>
+
+int main(int argc, char** argv) {
+    const std::string dir = argc > 1 ? argv[1] : ".";
+    tiny_llm::TinyLLM model = tiny_llm::make_model();
+
+    // The parameters of forward, as Python's inspect.signature would give them.
+    const yobx::Signature signature{yobx::param("input_ids"), yobx::param("attention_mask", yobx::none),
+                                    yobx::param("position_ids", yobx::none),
+                                    yobx::param("past_key_values", yobx::none)};
+    yobx::InputObserver<at::Tensor> observer;
+    // Records up to 8 calls (2 prompts x (prefill + 3 decode steps)), then passes through.
+    auto forward = observer.wrap([&](const at::Tensor& input_ids, const tiny_llm::ForwardKwargs& kw) {
+        return model->forward(input_ids, kw);
+    }, signature, /*store_n_calls=*/8);
+
+    const int64_t vocab = model->config.vocab_size;
+    for (const auto& [batch, length, seed] : {std::tuple{2, 5, 1}, std::tuple{3, 7, 2}}) {
+        const at::Tensor tokens = tiny_llm::generate(forward, tiny_llm::make_prompt(batch, length, vocab, seed), 4);
+        std::cout << "prompt of batch " << batch << " and length " << length << ": generated "
+                  << tokens.size(1) << " tokens per row\n";
+    }
+
+    std::cout << "observed calls: " << observer.num_obs() << "\n";
+    const yobx::Value<at::Tensor> kwargs = observer.infer_arguments();
+    std::cout << "inferred arguments:\n";
+    for (const auto& [name, value] : kwargs.dict()) std::cout << "  " << name << ": " << value << "\n";
+
+    const yobx::DynamicShapes dynamic_shapes =
+        observer.infer_dynamic_shapes({.set_batch_dimension_for = true, .dim_names = true});
+    std::cout << "dynamic_shapes = " << dynamic_shapes.to_python() << "\n";
+
+    // For Python: torch.load(args.pt) gives the arguments, the .py file the dynamic shapes.
+    yobx::libtorch::save_value(kwargs, dir + "/tiny_llm_args.pt");
+    std::ofstream py(dir + "/tiny_llm_dynamic_shapes.py");
+    py << "# The dynamic shapes of TinyLLM.forward, inferred by yobx from " << observer.num_obs()
+       << " observed calls.\nimport torch\n\ndynamic_shapes = " << dynamic_shapes.to_python() << "\n";
+    if (!py) throw yobx::runtime_error("cannot write " + dir + "/tiny_llm_dynamic_shapes.py");
+    std::cout << "saved tiny_llm_args.pt (torch.load) and tiny_llm_dynamic_shapes.py\n";
+}

@@ -1,0 +1,421 @@
+// yobx/adapters/libtorch.hpp — yobx for LibTorch: at::Tensor, c10::IValue,
+// TorchScript modules, a KV cache and kernel patches.
+//
+// The only yobx header that includes LibTorch. It makes at::Tensor a yobx
+// tensor, converts c10::IValue to and from Value<at::Tensor>, derives a
+// Signature from a c10::FunctionSchema, observes a torch::jit::Module's
+// forward, registers KVCache (the C++ counterpart of transformers'
+// DynamicCache) as a pytree node, and turns a dispatcher kernel override into
+// a PatchInfo. See docs/libtorch.md.
+#pragma once
+
+#include <yobx/error.hpp>
+#include <yobx/observer.hpp>
+#include <yobx/patches.hpp>
+#include <yobx/pytree.hpp>
+#include <yobx/value.hpp>
+
+#include <ATen/ATen.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/core/function_schema.h>
+#include <ATen/core/ivalue.h>
+#include <c10/util/Exception.h>
+#include <torch/csrc/jit/api/module.h>
+#include <torch/csrc/jit/serialization/pickle.h>
+#include <torch/library.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace yobx {
+
+namespace libtorch {
+
+/// A tensor's dtype as yobx prints it: `float32`, `int64`, ... (Python's names
+/// without `torch.`). It converts to c10::ScalarType.
+struct DType {
+    c10::ScalarType scalar_type = c10::ScalarType::Undefined;
+
+    operator c10::ScalarType() const noexcept { return scalar_type; }
+    friend bool operator==(const DType&, const DType&) = default;
+    /// Python's name: DType{at::kFloat}.name() == "float32".
+    std::string name() const {
+        switch (scalar_type) {
+            case c10::ScalarType::Float: return "float32";
+            case c10::ScalarType::Double: return "float64";
+            case c10::ScalarType::Half: return "float16";
+            case c10::ScalarType::BFloat16: return "bfloat16";
+            case c10::ScalarType::Long: return "int64";
+            case c10::ScalarType::Int: return "int32";
+            case c10::ScalarType::Short: return "int16";
+            case c10::ScalarType::Char: return "int8";
+            case c10::ScalarType::Byte: return "uint8";
+            case c10::ScalarType::Bool: return "bool";
+            case c10::ScalarType::ComplexFloat: return "complex64";
+            case c10::ScalarType::ComplexDouble: return "complex128";
+            default: return c10::toString(scalar_type);
+        }
+    }
+    friend std::ostream& operator<<(std::ostream& os, const DType& d) { return os << d.name(); }
+};
+
+}  // namespace libtorch
+
+/// at::Tensor as a yobx tensor. clone() is detached (the copy records no
+/// autograd history); empty() and zeros() have the dtype and device of `like`.
+template <>
+struct tensor_traits<at::Tensor> {
+    static std::vector<std::int64_t> shape(const at::Tensor& t) { return t.sizes().vec(); }
+    static libtorch::DType dtype(const at::Tensor& t) { return {t.scalar_type()}; }
+    static at::Tensor clone(const at::Tensor& t) { return t.detach().clone(); }
+    static at::Tensor empty(const std::vector<std::int64_t>& shape, const at::Tensor& like) {
+        return at::empty(shape, like.options().requires_grad(false));
+    }
+    static at::Tensor zeros(const std::vector<std::int64_t>& shape, const at::Tensor& like) {
+        return at::zeros(shape, like.options().requires_grad(false));
+    }
+    /// The elements as doubles (row-major), for InputObserver::check_discrepancies.
+    static std::vector<double> to_doubles(const at::Tensor& t) {
+        const at::Tensor d = t.detach().to(at::kCPU, at::kDouble).contiguous();
+        const double* p = d.data_ptr<double>();
+        return std::vector<double>(p, p + d.numel());
+    }
+};
+
+namespace libtorch {
+
+using TValue = Value<at::Tensor>;
+
+/// How to_ivalue converts a registered node (a KVCache seen as a DynamicCache):
+/// refuse it, or write it as the list of its children, the form torch.export's
+/// dynamic shapes give such a node.
+enum class CustomNodes { error, as_lists };
+
+namespace detail {
+
+inline std::string tag_of(const c10::IValue& v) { return v.tagKind(); }
+
+// The type TorchScript declares for such a value: Tensor rather than the
+// shaped Float(2, 3) an IValue reports (lists are invariant, so
+// List[Float(2, 3)] would not be accepted as a List[Tensor]).
+inline c10::TypePtr general_type(const c10::IValue& v) {
+    if (v.isTensor()) return c10::TensorType::get();
+    if (v.isTuple()) {
+        std::vector<c10::TypePtr> types;
+        for (const auto& e : v.toTupleRef().elements()) types.push_back(general_type(e));
+        return c10::TupleType::create(std::move(types));
+    }
+    return v.type();
+}
+
+// The element type a TorchScript list or dict of these values needs: the
+// unified type when there is one (List[Tensor], Dict[str, int]), Any otherwise.
+inline c10::TypePtr element_type(const std::vector<c10::IValue>& items) {
+    if (items.empty()) return c10::AnyType::get();
+    std::vector<c10::TypePtr> types;
+    types.reserve(items.size());
+    for (const auto& i : items) types.push_back(general_type(i));
+    std::ostringstream why_not;
+    if (auto t = c10::unifyTypeList(types, why_not)) return *t;
+    return c10::AnyType::get();
+}
+
+}  // namespace detail
+
+/// c10::IValue -> Value<at::Tensor>: None, bool, int, float, str, Tensor (an
+/// undefined tensor is None, as TorchScript passes an absent Optional[Tensor]),
+/// List, Tuple and Dict with str keys, recursively. Anything else throws
+/// type_error naming the IValue's tag:
+///   from_ivalue(c10::IValue(c10::Device("cpu")))  // type_error: ... an IValue with tag Device ...
+inline TValue from_ivalue(const c10::IValue& v) {
+    if (v.isNone()) return TValue();
+    if (v.isBool()) return TValue(v.toBool());
+    if (v.isInt()) return TValue(v.toInt());
+    if (v.isDouble()) return TValue(v.toDouble());
+    if (v.isString()) return TValue(v.toStringRef());
+    if (v.isTensor()) {
+        const at::Tensor& t = v.toTensor();
+        return t.defined() ? TValue(t) : TValue();
+    }
+    if (v.isList()) {
+        TValue::List items;
+        const auto list = v.toListRef();
+        items.reserve(list.size());
+        for (const auto& i : list) items.push_back(from_ivalue(i));
+        return TValue::list(std::move(items));
+    }
+    if (v.isTuple()) {
+        TValue::List items;
+        const auto& elements = v.toTupleRef().elements();
+        items.reserve(elements.size());
+        for (const auto& i : elements) items.push_back(from_ivalue(i));
+        return TValue::tuple(std::move(items));
+    }
+    if (v.isGenericDict()) {
+        TValue::Dict d;
+        for (const auto& entry : v.toGenericDict()) {
+            if (!entry.key().isString())
+                throw type_error("from_ivalue: a dict key is an IValue with tag " + detail::tag_of(entry.key()) +
+                                 "; yobx::Value dicts have str keys");
+            d.insert_or_assign(entry.key().toStringRef(), from_ivalue(entry.value()));
+        }
+        return TValue::dict(std::move(d));
+    }
+    throw type_error("from_ivalue: cannot convert an IValue with tag " + detail::tag_of(v) +
+                     " to a yobx::Value (supported: None, Bool, Int, Double, String, Tensor, List, Tuple, "
+                     "GenericDict with str keys)");
+}
+
+/// Value<at::Tensor> -> c10::IValue, the inverse of from_ivalue. A list's or
+/// dict's element type is the unified type of its items (List[Tensor] for a
+/// list of tensors), so TorchScript accepts it where it declares one. A
+/// registered node (Kind::custom) throws type_error unless `custom` is
+/// CustomNodes::as_lists.
+inline c10::IValue to_ivalue(const TValue& v, CustomNodes custom = CustomNodes::error) {
+    using K = TValue::Kind;
+    const auto items_of = [&](const TValue::List& list) {
+        std::vector<c10::IValue> out;
+        out.reserve(list.size());
+        for (const auto& i : list) out.push_back(to_ivalue(i, custom));
+        return out;
+    };
+    switch (v.kind()) {
+        case K::none: return c10::IValue();
+        case K::boolean: return c10::IValue(v.as_bool());
+        case K::integer: return c10::IValue(v.as_int());
+        case K::floating: return c10::IValue(v.as_double());
+        case K::string: return c10::IValue(v.as_string());
+        case K::tensor: return c10::IValue(v.tensor());
+        case K::list: {
+            std::vector<c10::IValue> items = items_of(v.items());
+            c10::impl::GenericList list(detail::element_type(items));
+            list.reserve(items.size());
+            for (auto& i : items) list.push_back(std::move(i));
+            return c10::IValue(std::move(list));
+        }
+        case K::tuple: return c10::IValue(c10::ivalue::Tuple::create(items_of(v.items())));
+        case K::dict: {
+            std::vector<std::string> keys;
+            std::vector<c10::IValue> values;
+            for (const auto& [k, x] : v.dict()) {
+                keys.push_back(k);
+                values.push_back(to_ivalue(x, custom));
+            }
+            c10::impl::GenericDict d(c10::StringType::get(), detail::element_type(values));
+            for (std::size_t i = 0; i < keys.size(); ++i) d.insert(keys[i], std::move(values[i]));
+            return c10::IValue(std::move(d));
+        }
+        case K::custom: {
+            if (custom == CustomNodes::error)
+                throw type_error("to_ivalue: " + v.type_name() +
+                                 " is a registered node, which has no IValue form; pass CustomNodes::as_lists "
+                                 "to write it as the list of its children");
+            const auto& c = v.custom();
+            std::vector<c10::IValue> items = items_of(c.children);
+            c10::impl::GenericList list(detail::element_type(items));
+            for (auto& i : items) list.push_back(std::move(i));
+            return c10::IValue(std::move(list));
+        }
+    }
+    throw type_error("to_ivalue: unknown Value kind");
+}
+
+/// The Signature of a TorchScript method from its schema: parameter names,
+/// defaults and keyword-only parameters; `self` is skipped. A default that is
+/// not None, bool, int, float or str throws not_implemented_error naming it.
+///   signature_from_schema(module.get_method("forward").function().getSchema())
+inline Signature signature_from_schema(const c10::FunctionSchema& schema) {
+    std::vector<Parameter> params;
+    const auto& arguments = schema.arguments();
+    for (std::size_t i = 0; i < arguments.size(); ++i) {
+        const c10::Argument& a = arguments[i];
+        if (i == 0 && a.name() == "self") continue;
+        const ParamKind kind = a.kwarg_only() ? ParamKind::keyword_only : ParamKind::positional_or_keyword;
+        std::optional<DefaultValue> def;
+        if (const auto& d = a.default_value()) {
+            if (d->isNone()) def = DefaultValue();
+            else if (d->isBool()) def = DefaultValue(d->toBool());
+            else if (d->isInt()) def = DefaultValue(d->toInt());
+            else if (d->isDouble()) def = DefaultValue(d->toDouble());
+            else if (d->isString()) def = DefaultValue(d->toStringRef());
+            else
+                throw not_implemented_error("signature_from_schema: parameter '" + a.name() + "' of " + schema.name() +
+                                            " has a default of tag " + d->tagKind() +
+                                            "; a yobx::Signature default is None, bool, int, float or str");
+        }
+        params.push_back(Parameter{a.name(), kind, std::move(def)});
+    }
+    if (schema.is_vararg()) params.push_back(var_args("args"));
+    return Signature(std::move(params));
+}
+
+/// The Signature of a method of a TorchScript module (forward by default).
+inline Signature signature_of(const torch::jit::Module& module, const std::string& method = "forward") {
+    const auto m = module.find_method(method);
+    if (!m) throw value_error("signature_of: the module has no method '" + method + "'");
+    return signature_from_schema(m->function().getSchema());
+}
+
+/// A callable that records calls of a TorchScript module's forward in
+/// `observer`, then calls it. It takes what Module::forward takes:
+///   auto forward = yobx::libtorch::wrap_forward(observer, module);
+///   forward({input_ids}, {{"attention_mask", mask}});
+/// The signature comes from the forward's schema. Positional arguments are
+/// given by position, keyword arguments by name; the result is forward's.
+inline auto wrap_forward(InputObserver<at::Tensor>& observer, torch::jit::Module module,
+                         std::size_t store_n_calls = 3) {
+    Signature signature = signature_of(module);
+    auto call = [module](Args<at::Tensor> args, Kwargs<at::Tensor> kwargs) mutable {
+        std::vector<c10::IValue> in;
+        in.reserve(args.size());
+        for (const auto& a : args) in.push_back(to_ivalue(a));
+        torch::jit::Kwargs kw;
+        for (const auto& [k, x] : kwargs) kw.emplace(k, to_ivalue(x));
+        return from_ivalue(module.forward(std::move(in), kw));
+    };
+    auto recorded = observer.wrap(std::move(call), std::move(signature), store_n_calls);
+    return [recorded](std::vector<c10::IValue> inputs, const torch::jit::Kwargs& kwargs = {}) mutable {
+        Args<at::Tensor> args;
+        args.reserve(inputs.size());
+        for (const auto& i : inputs) args.push_back(from_ivalue(i));
+        Kwargs<at::Tensor> kw;
+        for (const auto& [k, x] : kwargs) kw.insert_or_assign(k, from_ivalue(x));
+        return to_ivalue(recorded(std::move(args), std::move(kw)));
+    };
+}
+
+/// Writes a Value with torch::pickle_save, in the format Python's torch.load
+/// reads (registered nodes as lists of their children).
+///   save_value(observer.infer_arguments(), "args.pt");
+inline void save_value(const TValue& v, const std::string& path) {
+    const std::vector<char> bytes = torch::jit::pickle_save(to_ivalue(v, CustomNodes::as_lists));
+    std::ofstream out(path, std::ios::binary);
+    if (!out) throw runtime_error("save_value: cannot open '" + path + "' for writing");
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!out) throw runtime_error("save_value: writing '" + path + "' failed");
+}
+
+/// The C++ counterpart of transformers' DynamicCache: per layer, a key and a
+/// value tensor of shape [batch, heads, sequence, head_dim]. Registered as
+/// the pytree node "DynamicCache" with children key_cache and value_cache.
+///   KVCache cache;
+///   auto [k, v] = cache.update(key_states, value_states, layer);  // everything cached so far
+struct KVCache {
+    std::vector<at::Tensor> key_cache;
+    std::vector<at::Tensor> value_cache;
+
+    std::size_t num_layers() const noexcept { return key_cache.size(); }
+    /// The cached sequence length (dimension 2) of a layer, 0 for a layer not cached yet.
+    std::int64_t get_seq_length(std::size_t layer = 0) const {
+        return layer < key_cache.size() ? key_cache[layer].size(2) : 0;
+    }
+    /// Appends the new keys and values of `layer` along the sequence dimension
+    /// and returns the whole cached keys and values. Layers are filled in order:
+    /// a layer beyond the next one throws value_error.
+    std::pair<at::Tensor, at::Tensor> update(const at::Tensor& key, const at::Tensor& value, std::size_t layer) {
+        if (key.dim() != 4 || value.dim() != 4)
+            throw value_error("KVCache::update: key and value must be 4-D [batch, heads, sequence, head_dim], got " +
+                              std::to_string(key.dim()) + "-D and " + std::to_string(value.dim()) + "-D");
+        if (layer > key_cache.size())
+            throw value_error("KVCache::update: layer " + std::to_string(layer) + " comes before layer " +
+                              std::to_string(key_cache.size()) + " was cached");
+        if (layer == key_cache.size()) {
+            key_cache.push_back(key);
+            value_cache.push_back(value);
+        } else {
+            key_cache[layer] = at::cat({key_cache[layer], key}, 2);
+            value_cache[layer] = at::cat({value_cache[layer], value}, 2);
+        }
+        return {key_cache[layer], value_cache[layer]};
+    }
+};
+
+namespace detail {
+
+// Drops the dispatcher's "Overriding a previously registered kernel" warning
+// (the override is the point of a kernel patch) and forwards the others.
+class OverrideWarningFilter : public c10::WarningHandler {
+public:
+    explicit OverrideWarningFilter(c10::WarningHandler* next) : next_(next) {}
+    void process(const c10::SourceLocation& where, const std::string& msg, const bool verbatim) override {
+        if (msg.rfind("Overriding a previously registered kernel", 0) == 0) return;
+        next_->process(where, msg, verbatim);
+    }
+
+private:
+    c10::WarningHandler* next_;
+};
+
+}  // namespace detail
+
+/// A patch that overrides the kernel of an aten (or other) operator for one
+/// dispatch key: apply() registers `kernel` through the dispatcher, undo()
+/// ends the registration and the previous kernel is back. It is a PatchInfo,
+/// so a PatchGuard scopes it and PatchDetails reports it.
+///   yobx::PatchDetails details;
+///   details.append(yobx::libtorch::kernel_patch("aten::relu", c10::DispatchKey::CPU, &leaky_relu_kernel));
+///   { yobx::PatchGuard guard(details); ... at::relu(x) calls leaky_relu_kernel ... }
+/// `op` is "namespace::name" or "namespace::name.overload"; the kernel's C++
+/// signature must match the operator's schema (type_error otherwise). The
+/// patch's name is `name`, or the kernel's YOBX_PATCH_SOURCE name, or
+/// "<op>[<dispatch key>]"; its family is "libtorch".
+template <class Kernel>
+PatchInfo kernel_patch(const std::string& op, c10::DispatchKey key, Kernel kernel, std::string name = {}) {
+    const auto colons = op.find("::");
+    if (colons == std::string::npos || colons == 0 || colons + 2 == op.size())
+        throw value_error("kernel_patch: '" + op + "' is not an operator name (namespace::name[.overload])");
+    const std::string ns = op.substr(0, colons);
+    const std::string rest = op.substr(colons + 2);
+    const auto dot = rest.find('.');
+    const c10::OperatorName opname(op.substr(0, colons + 2 + std::min(dot, rest.size())),
+                                   dot == std::string::npos ? "" : rest.substr(dot + 1));
+    if (!c10::Dispatcher::singleton().findSchema(opname))
+        throw value_error("kernel_patch: no operator '" + op + "' is registered with the dispatcher");
+    const std::string target = op + "[" + c10::toString(key) + "]";
+    std::optional<SourceText> source = yobx::detail::source_of_value(kernel);
+    if (name.empty()) name = source ? std::string(source->name) : target;
+    auto library = std::make_shared<std::optional<torch::Library>>();
+    PatchInfo p(
+        std::move(name), target, "libtorch",
+        [library, ns, rest, key, kernel, op] {
+            detail::OverrideWarningFilter filter(c10::Warning::get_warning_handler());
+            c10::Warning::WarningHandlerGuard guard(&filter);
+            try {
+                library->emplace(torch::Library::IMPL, ns, key, __FILE__, __LINE__);
+                (*library)->impl(rest.c_str(), kernel);
+            } catch (const c10::Error& e) {
+                library->reset();  // no registration stays behind
+                throw type_error("kernel_patch(" + op + "): the dispatcher refused the kernel: " +
+                                 e.what_without_backtrace());
+            }
+        },
+        [library] { library->reset(); });
+    if (source) p.set_patch_source(*source);
+    return p;
+}
+
+}  // namespace libtorch
+
+/// KVCache as a pytree node: DynamicCache(key_cache=[...], value_cache=[...]).
+template <>
+struct pytree_node<libtorch::KVCache> {
+    static constexpr std::string_view type_name = "DynamicCache";
+    static auto flatten(const libtorch::KVCache& c) { return std::tie(c.key_cache, c.value_cache); }
+    static auto flatten_with_keys(const libtorch::KVCache& c) {
+        return std::tuple{attr("key_cache", c.key_cache), attr("value_cache", c.value_cache)};
+    }
+    static libtorch::KVCache unflatten(std::vector<at::Tensor> k, std::vector<at::Tensor> v) {
+        return {std::move(k), std::move(v)};
+    }
+};
+
+}  // namespace yobx

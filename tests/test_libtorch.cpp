@@ -1,0 +1,360 @@
+// The LibTorch adapter: at::Tensor as a yobx tensor, IValue conversions,
+// signatures from schemas, observed TorchScript and nn modules, the KV cache,
+// kernel patches, and the demo model's observed shapes.
+#include "error_of.hpp"
+#include "tiny_llm.hpp"
+
+#include <yobx/adapters/libtorch.hpp>
+
+#include <doctest/doctest.h>
+#include <torch/csrc/jit/frontend/function_schema_parser.h>
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+using test::error_of;
+using yobx::libtorch::CustomNodes;
+using yobx::libtorch::from_ivalue;
+using yobx::libtorch::to_ivalue;
+using TV = yobx::Value<at::Tensor>;
+
+namespace {
+
+std::vector<std::int64_t> shape(const at::Tensor& t) { return t.sizes().vec(); }
+
+// A TorchScript module with optional arguments and a default.
+torch::jit::Module optional_module() {
+    torch::jit::Module m("OptionalModel");
+    m.define(R"(
+def forward(self, x, mask: Optional[Tensor] = None, scale: float = 1.0):
+    y = x * scale
+    if mask is not None:
+        y = y + mask
+    return y
+)");
+    return m;
+}
+
+// A TorchScript module taking a list, a dict and a flag.
+torch::jit::Module container_module() {
+    torch::jit::Module m("ContainerModel");
+    m.define(R"(
+def forward(self, x, items: List[Tensor], extra: Dict[str, Tensor], flag: bool = False):
+    y = x
+    for t in items:
+        y = y + t
+    for k in extra.keys():
+        y = y + extra[k]
+    if flag:
+        y = y * 2.0
+    return (y, items[0])
+)");
+    return m;
+}
+
+}  // namespace
+
+TEST_CASE("at::Tensor is a yobx tensor: shape, dtype, detached deep clone, empty and zeros like a tensor") {
+    static_assert(yobx::Tensor<at::Tensor>);
+    at::Tensor t = at::ones({2, 3}, at::kFloat).requires_grad_(true);
+    CHECK(yobx::shape_of(t) == std::vector<std::int64_t>{2, 3});
+    CHECK((yobx::dtype_of(t) == yobx::libtorch::DType{at::kFloat}));
+    CHECK(yobx::dtype_of(t).name() == "float32");
+    CHECK(yobx::libtorch::DType{at::kLong}.name() == "int64");
+    CHECK(yobx::libtorch::DType{at::kBool}.name() == "bool");
+    CHECK(yobx::libtorch::DType{at::kQInt8}.name() == "QInt8");  // no Python-style name: c10's
+
+    at::Tensor c = yobx::clone(t);
+    CHECK_FALSE(c.requires_grad());
+    CHECK(c.data_ptr() != t.data_ptr());
+    {
+        torch::NoGradGuard no_grad;
+        t.fill_(5);
+    }
+    CHECK(c.sum().item<double>() == 6.0);
+
+    const at::Tensor like = at::ones({1}, at::kLong);
+    const at::Tensor e = yobx::tensor_traits<at::Tensor>::empty({0, 4}, like);
+    CHECK(shape(e) == std::vector<std::int64_t>{0, 4});
+    CHECK((e.scalar_type() == at::kLong));
+    const at::Tensor z = yobx::tensor_traits<at::Tensor>::zeros({2, 2}, t);
+    CHECK((z.scalar_type() == at::kFloat));
+    CHECK_FALSE(z.requires_grad());
+    CHECK(z.sum().item<double>() == 0.0);
+    CHECK(yobx::tensor_traits<at::Tensor>::to_doubles(at::arange(4, at::kInt).view({2, 2}).t()) ==
+          std::vector<double>{0, 2, 1, 3});
+
+    const TV v(at::zeros({2, 3}, at::kHalf));
+    CHECK(v.repr() == "Tensor(shape=[2, 3], dtype=float16)");
+}
+
+TEST_CASE("IValue <-> Value round-trips every kind") {
+    const at::Tensor a = at::ones({2}), b = at::zeros({3}, at::kLong);
+    SUBCASE("scalars") {
+        CHECK(from_ivalue(c10::IValue()).is_none());
+        CHECK(from_ivalue(c10::IValue(true)).as_bool() == true);
+        CHECK(from_ivalue(c10::IValue(std::int64_t{7})).as_int() == 7);
+        CHECK(from_ivalue(c10::IValue(0.5)).as_double() == 0.5);
+        CHECK(from_ivalue(c10::IValue("text")).as_string() == "text");
+        CHECK(to_ivalue(TV()).isNone());
+        CHECK(to_ivalue(TV(false)).toBool() == false);
+        CHECK(to_ivalue(TV(3)).toInt() == 3);
+        CHECK(to_ivalue(TV(1.5)).toDouble() == 1.5);
+        CHECK(to_ivalue(TV("s")).toStringRef() == "s");
+    }
+    SUBCASE("tensors: the same tensor both ways, an undefined one is None") {
+        CHECK(from_ivalue(c10::IValue(a)).tensor().is_same(a));
+        CHECK(to_ivalue(TV(a)).toTensor().is_same(a));
+        CHECK(from_ivalue(c10::IValue(at::Tensor())).is_none());
+    }
+    SUBCASE("containers, nested, with the element types TorchScript declares") {
+        const TV v = TV::dict({{"x", a},
+                               {"pair", TV::tuple({b, 2})},
+                               {"list", TV::list({a, b})},
+                               {"nested", TV::list({TV::list({1, 2}), TV::list({})})},
+                               {"flags", TV::dict({{"on", true}})}});
+        const c10::IValue iv = to_ivalue(v);
+        CHECK(iv.type()->str() == "Dict(str, Any)");
+        const auto d = iv.toGenericDict();
+        CHECK(d.at("list").type()->str() == "Tensor[]");
+        CHECK(d.at("nested").type()->str() == "Any[]");  // int[] and an empty list: no common element type
+        CHECK(d.at("nested").toListRef()[0].type()->str() == "int[]");
+        CHECK(d.at("flags").type()->str() == "Dict(str, bool)");
+        CHECK(d.at("pair").isTuple());
+        const TV back = from_ivalue(iv);
+        CHECK(back.repr() == "{'x': Tensor(shape=[2], dtype=float32), 'pair': (Tensor(shape=[3], dtype=int64), 2), "
+                             "'list': [Tensor(shape=[2], dtype=float32), Tensor(shape=[3], dtype=int64)], "
+                             "'nested': [[1, 2], []], 'flags': {'on': True}}");
+        CHECK(back["list"][1].tensor().is_same(b));
+        CHECK(to_ivalue(TV::list({TV::tuple({a, 1}), TV::tuple({b, 2})})).type()->str() == "(Tensor, int)[]");
+    }
+    SUBCASE("a registered node: refused by default, or written as the list of its children") {
+        yobx::libtorch::KVCache cache{{a}, {b}};
+        const TV v = yobx::to_value<at::Tensor>(cache);
+        CHECK(v.repr() == "DynamicCache(key_cache=[Tensor(shape=[2], dtype=float32)], "
+                          "value_cache=[Tensor(shape=[3], dtype=int64)])");
+        CHECK(error_of<yobx::type_error>([&] { (void)to_ivalue(v); }) ==
+              "to_ivalue: DynamicCache is a registered node, which has no IValue form; pass CustomNodes::as_lists "
+              "to write it as the list of its children");
+        const c10::IValue iv = to_ivalue(v, CustomNodes::as_lists);
+        CHECK(iv.type()->str() == "Tensor[][]");
+        CHECK(from_ivalue(iv).repr() == "[[Tensor(shape=[2], dtype=float32)], [Tensor(shape=[3], dtype=int64)]]");
+    }
+    SUBCASE("what has no Value form names its tag") {
+        CHECK(error_of<yobx::type_error>([] { (void)from_ivalue(c10::IValue(c10::Device("cpu"))); }) ==
+              "from_ivalue: cannot convert an IValue with tag Device to a yobx::Value (supported: None, Bool, Int, "
+              "Double, String, Tensor, List, Tuple, GenericDict with str keys)");
+        c10::impl::GenericDict d(c10::IntType::get(), c10::TensorType::get());
+        d.insert(std::int64_t{1}, a);
+        CHECK(error_of<yobx::type_error>([&] { (void)from_ivalue(c10::IValue(d)); }) ==
+              "from_ivalue: a dict key is an IValue with tag Int; yobx::Value dicts have str keys");
+        CHECK(error_of<yobx::type_error>([] { (void)from_ivalue(c10::IValue(c10::complex<double>(1, 2))); }) ==
+              "from_ivalue: cannot convert an IValue with tag ComplexDouble to a yobx::Value (supported: None, Bool, "
+              "Int, Double, String, Tensor, List, Tuple, GenericDict with str keys)");
+    }
+}
+
+TEST_CASE("a Signature from a FunctionSchema: names, defaults, keyword-only, self skipped") {
+    const auto schema = torch::jit::parseSchema(
+        "f(Tensor x, Tensor? mask=None, int n=3, float eps=0.5, bool flag=True, str mode='mean', *, int k=1) -> Tensor");
+    const yobx::Signature s = yobx::libtorch::signature_from_schema(schema);
+    CHECK(s.to_string() == "(x, mask=None, n=3, eps=0.5, flag=True, mode='mean', *, k=1)");
+    CHECK(s[6].kind == yobx::ParamKind::keyword_only);
+
+    CHECK(yobx::libtorch::signature_of(optional_module()).to_string() == "(x, mask=None, scale=1.0)");
+    CHECK(yobx::libtorch::signature_of(container_module()).to_string() == "(x, items, extra, flag=False)");
+    CHECK(error_of<yobx::value_error>([] { (void)yobx::libtorch::signature_of(optional_module(), "generate"); }) ==
+          "signature_of: the module has no method 'generate'");
+    CHECK(error_of<yobx::not_implemented_error>([] {
+              (void)yobx::libtorch::signature_from_schema(torch::jit::parseSchema("g(Tensor x, int[] dims=[1, 2]) -> Tensor"));
+          }) == "signature_from_schema: parameter 'dims' of g has a default of tag GenericList; a yobx::Signature "
+                "default is None, bool, int, float or str");
+}
+
+TEST_CASE("a TorchScript module with an optional argument absent in some calls: dynamic shapes and arguments") {
+    yobx::InputObserver<at::Tensor> observer;
+    torch::jit::Module m = optional_module();
+    auto forward = yobx::libtorch::wrap_forward(observer, m);
+    const c10::IValue y1 = forward({at::ones({2, 3})});
+    CHECK(shape(y1.toTensor()) == std::vector<std::int64_t>{2, 3});
+    forward({at::ones({3, 3}), at::ones({3, 3})});
+    forward({at::ones({4, 3})}, {{"mask", at::ones({4, 3})}});
+    forward({at::ones({5, 3})});  // beyond store_n_calls: not recorded
+    CHECK(observer.num_obs() == 3);
+
+    CHECK(observer.infer_dynamic_shapes().to_python() ==
+          "({0: torch.export.Dim.DYNAMIC}, {0: torch.export.Dim.DYNAMIC})");
+    CHECK(observer.infer_dynamic_shapes({.dim_names = true}).to_python() == "({0: 'x_dim_0'}, {0: 'x_dim_0'})");
+    CHECK(observer.infer_arguments().repr() ==
+          "(Tensor(shape=[3, 3], dtype=float32), Tensor(shape=[3, 3], dtype=float32))");
+    // The first call had no mask: an empty one with its dynamic dimension set to 0.
+    CHECK(observer.infer_arguments(std::size_t{0}).repr() ==
+          "(Tensor(shape=[2, 3], dtype=float32), Tensor(shape=[0, 3], dtype=float32))");
+
+    // The arguments yobx infers run the module again; its outputs match the recorded ones.
+    const auto discrepancies = observer.check_discrepancies([&](const TV& args_kwargs) {
+        std::vector<c10::IValue> inputs;
+        for (const auto& a : args_kwargs[0].items()) inputs.push_back(to_ivalue(a));
+        return from_ivalue(m.forward(inputs));
+    });
+    REQUIRE(discrepancies.size() == 3);
+    CHECK(discrepancies[1].success);
+    CHECK(discrepancies[1].abs == 0.0);
+}
+
+TEST_CASE("a TorchScript module with list, dict and constant arguments") {
+    yobx::InputObserver<at::Tensor> observer;
+    auto forward = yobx::libtorch::wrap_forward(observer, container_module());
+    for (std::int64_t n : {2, 3, 4}) {
+        const c10::List<at::Tensor> items({at::ones({n, 2}), at::ones({n, 2})});
+        c10::Dict<std::string, at::Tensor> extra;
+        extra.insert("bias", at::ones({n, 2}));
+        const c10::IValue out = forward({at::ones({n, 2}), items, extra}, {{"flag", true}});
+        CHECK(out.toTupleRef().elements()[0].toTensor().sum().item<double>() == 16.0 * static_cast<double>(n));
+    }
+    CHECK(observer.infer_dynamic_shapes({.dim_names = true}).to_python() ==
+          "{'x': {0: 'x_dim_0'}, 'items': [{0: 'x_dim_0'}, {0: 'x_dim_0'}], 'extra': {'bias': {0: 'x_dim_0'}}, "
+          "'flag': None}");
+    CHECK(observer.infer_arguments().repr() ==
+          "{'x': Tensor(shape=[2, 2], dtype=float32), 'items': [Tensor(shape=[2, 2], dtype=float32), "
+          "Tensor(shape=[2, 2], dtype=float32)], 'extra': {'bias': Tensor(shape=[2, 2], dtype=float32)}, 'flag': True}");
+    CHECK(observer.info().flat_outputs().size() == 3);
+}
+
+TEST_CASE("KVCache: update appends along the sequence, registered as DynamicCache") {
+    yobx::libtorch::KVCache cache;
+    CHECK(cache.get_seq_length() == 0);
+    cache.update(at::zeros({1, 2, 3, 4}), at::zeros({1, 2, 3, 4}), 0);
+    auto [k, v] = cache.update(at::ones({1, 2, 1, 4}), at::ones({1, 2, 1, 4}), 0);
+    CHECK(shape(k) == std::vector<std::int64_t>{1, 2, 4, 4});
+    CHECK(v.sum().item<double>() == 8.0);
+    CHECK(cache.get_seq_length() == 4);
+    CHECK(cache.num_layers() == 1);
+    CHECK(error_of<yobx::value_error>([&] { cache.update(at::zeros({1, 2, 1, 4}), at::zeros({1, 2, 1, 4}), 2); }) ==
+          "KVCache::update: layer 2 comes before layer 1 was cached");
+    CHECK(error_of<yobx::value_error>([&] { cache.update(at::zeros({2, 4}), at::zeros({1, 2, 1, 4}), 0); }) ==
+          "KVCache::update: key and value must be 4-D [batch, heads, sequence, head_dim], got 2-D and 4-D");
+
+    const auto paths = yobx::tree_flatten_with_path<at::Tensor>(cache).first;  // (key path, tensor) pairs
+    REQUIRE(paths.size() == 2);
+    CHECK(yobx::keystr(paths[0].first) == ".key_cache[0]");
+    CHECK(yobx::keystr(paths[1].first) == ".value_cache[0]");
+}
+
+namespace {
+std::atomic<int> kernel_calls{0};
+}  // namespace
+
+YOBX_PATCH_SOURCE(relu_as_doubled_abs,
+at::Tensor relu_as_doubled_abs(const at::Tensor& self) {
+    ++kernel_calls;
+    return self.abs() * 2;
+}
+) YOBX_PATCH_SOURCE_END
+
+TEST_CASE("kernel_patch overrides an aten kernel for one dispatch key inside a PatchGuard") {
+    const at::Tensor x = torch::tensor({-1.0, 2.0});
+    yobx::PatchDetails details;
+    details.append(yobx::libtorch::kernel_patch("aten::relu", c10::DispatchKey::CPU, &relu_as_doubled_abs));
+    const yobx::PatchInfo& p = details[0];
+    CHECK(p.name() == "relu_as_doubled_abs");
+    CHECK(p.original_name() == "aten::relu[CPU]");
+    CHECK(p.family() == "libtorch");
+    kernel_calls = 0;
+    {
+        yobx::PatchGuard guard(details);
+        CHECK(p.is_applied());
+        CHECK(at::relu(x).equal(torch::tensor({2.0, 4.0})));
+        CHECK(kernel_calls == 1);
+    }
+    CHECK_FALSE(p.is_applied());
+    CHECK(at::relu(x).equal(torch::tensor({0.0, 2.0})));  // the original kernel is back
+    CHECK(kernel_calls == 1);
+    CHECK(p.make_diff() ==
+          "--- original\n+++ rewritten\n@@ -1 +1,4 @@\n"
+          "-// the source of aten::relu[CPU] is not available: it is not defined inside YOBX_PATCH_SOURCE\n"
+          "+at::Tensor relu_as_doubled_abs(const at::Tensor& self) {\n+    ++kernel_calls;\n"
+          "+    return self.abs() * 2;\n+}\n");
+
+    SUBCASE("a stateful lambda, another overload, applied twice in turn") {
+        int calls = 0;
+        yobx::PatchInfo add = yobx::libtorch::kernel_patch(
+            "aten::add.Tensor", c10::DispatchKey::CPU,
+            [&calls](const at::Tensor& a, const at::Tensor&, const at::Scalar&) {
+                ++calls;
+                return a.clone();
+            },
+            "add_returns_first");
+        CHECK(add.name() == "add_returns_first");
+        for (int round = 0; round < 2; ++round) {
+            add.apply();
+            CHECK(at::add(x, x).equal(x));
+            add.undo();
+            CHECK(at::add(x, x).equal(x * 2));
+        }
+        CHECK(calls == 2);
+    }
+    SUBCASE("errors: a malformed name, an unknown operator, a kernel of another signature") {
+        CHECK(error_of<yobx::value_error>([] {
+                  (void)yobx::libtorch::kernel_patch("relu", c10::DispatchKey::CPU, &relu_as_doubled_abs);
+              }) == "kernel_patch: 'relu' is not an operator name (namespace::name[.overload])");
+        CHECK(error_of<yobx::value_error>([] {
+                  (void)yobx::libtorch::kernel_patch("aten::no_such_op", c10::DispatchKey::CPU, &relu_as_doubled_abs);
+              }) == "kernel_patch: no operator 'aten::no_such_op' is registered with the dispatcher");
+        yobx::PatchInfo wrong = yobx::libtorch::kernel_patch(
+            "aten::relu", c10::DispatchKey::CPU, [](const at::Tensor& a, std::int64_t) { return a; }, "wrong");
+        const std::string message = error_of<yobx::type_error>([&] { wrong.apply(); });
+        CHECK(message.rfind("kernel_patch(aten::relu): the dispatcher refused the kernel: ", 0) == 0);
+        CHECK(message.find("\nMismatch in kernel C++ signatures\n  operator: aten::relu(Tensor self) -> Tensor\n") !=
+              std::string::npos);
+        CHECK(message.find("  kernel 2: at::Tensor (at::Tensor const&, long)\n    dispatch key: CPU\n") != std::string::npos);
+        CHECK_FALSE(wrong.is_applied());
+        CHECK(at::relu(x).equal(torch::tensor({0.0, 2.0})));
+    }
+}
+
+TEST_CASE("the demo's model observed through wrap while it generates: exact arguments and dynamic shapes") {
+    tiny_llm::TinyLLM model = tiny_llm::make_model();
+    const yobx::Signature signature{yobx::param("input_ids"), yobx::param("attention_mask", yobx::none),
+                                    yobx::param("position_ids", yobx::none),
+                                    yobx::param("past_key_values", yobx::none)};
+    yobx::InputObserver<at::Tensor> observer;
+    auto forward = observer.wrap([&](const at::Tensor& ids, const tiny_llm::ForwardKwargs& kw) {
+        return model->forward(ids, kw);
+    }, signature, 6);
+    const at::Tensor t1 = tiny_llm::generate(forward, tiny_llm::make_prompt(2, 5, 64, 1), 3);
+    const at::Tensor t2 = tiny_llm::generate(forward, tiny_llm::make_prompt(3, 7, 64, 2), 3);
+    CHECK(shape(t1) == std::vector<std::int64_t>{2, 3});
+    CHECK(shape(t2) == std::vector<std::int64_t>{3, 3});
+    CHECK(observer.num_obs() == 6);
+
+    // Recording does not change what the model computes.
+    const at::Tensor again = tiny_llm::generate([&](const at::Tensor& ids, const tiny_llm::ForwardKwargs& kw) {
+        return model->forward(ids, kw);
+    }, tiny_llm::make_prompt(2, 5, 64, 1), 3);
+    CHECK(again.equal(t1));
+
+    const auto& info = observer.info();
+    std::vector<std::size_t> tensors_per_call;  // prefill: 3 (no cache); decode: 3 + 2 layers x (key, value)
+    for (const auto& c : info.inputs()) tensors_per_call.push_back(c.size());
+    CHECK(tensors_per_call == std::vector<std::size_t>{3, 7, 7, 3, 7, 7});
+
+    CHECK(observer.infer_dynamic_shapes({.set_batch_dimension_for = true, .dim_names = true}).to_python() ==
+          "{'input_ids': {0: 'batch_size', 1: 'sequence_length'}, "
+          "'attention_mask': {0: 'batch_size', 1: 'total_sequence_length'}, "
+          "'position_ids': {0: 'batch_size', 1: 'sequence_length'}, "
+          "'past_key_values': [[{0: 'batch_size', 2: 'past_sequence_length'}, {0: 'batch_size', 2: 'past_sequence_length'}], "
+          "[{0: 'batch_size', 2: 'past_sequence_length'}, {0: 'batch_size', 2: 'past_sequence_length'}]]}");
+    CHECK(observer.infer_arguments().repr() ==
+          "{'input_ids': Tensor(shape=[2, 1], dtype=int64), 'attention_mask': Tensor(shape=[2, 6], dtype=int64), "
+          "'position_ids': Tensor(shape=[2, 1], dtype=int64), 'past_key_values': DynamicCache(key_cache=["
+          "Tensor(shape=[2, 4, 5, 8], dtype=float32), Tensor(shape=[2, 4, 5, 8], dtype=float32)], value_cache=["
+          "Tensor(shape=[2, 4, 5, 8], dtype=float32), Tensor(shape=[2, 4, 5, 8], dtype=float32)])}");
+    // The prefill call had no cache: each cache tensor is empty along past_sequence_length.
+    CHECK(observer.infer_arguments(std::size_t{3}).repr() ==
+          "{'input_ids': Tensor(shape=[3, 7], dtype=int64), 'attention_mask': Tensor(shape=[3, 7], dtype=int64), "
+          "'position_ids': Tensor(shape=[3, 7], dtype=int64), 'past_key_values': DynamicCache(key_cache=["
+          "Tensor(shape=[3, 4, 0, 8], dtype=float32), Tensor(shape=[3, 4, 0, 8], dtype=float32)], value_cache=["
+          "Tensor(shape=[3, 4, 0, 8], dtype=float32), Tensor(shape=[3, 4, 0, 8], dtype=float32)])}");
+}
