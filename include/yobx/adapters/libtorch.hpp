@@ -9,6 +9,7 @@
 // a PatchInfo. See docs/libtorch.md.
 #pragma once
 
+#include <yobx/detail/source_location.hpp>
 #include <yobx/error.hpp>
 #include <yobx/observer.hpp>
 #include <yobx/patches.hpp>
@@ -367,9 +368,11 @@ private:
 /// `op` is "namespace::name" or "namespace::name.overload"; the kernel's C++
 /// signature must match the operator's schema (type_error otherwise). The
 /// patch's name is `name`, or the kernel's YOBX_PATCH_SOURCE name, or
-/// "<op>[<dispatch key>]"; its family is "libtorch".
+/// "<op>[<dispatch key>]"; its family is "libtorch". The dispatcher's own
+/// messages about the registration name `where`, the caller by default.
 template <class Kernel>
-PatchInfo kernel_patch(const std::string& op, c10::DispatchKey key, Kernel kernel, std::string name = {}) {
+PatchInfo kernel_patch(const std::string& op, c10::DispatchKey key, Kernel kernel, std::string name = {},
+                       source_location where = source_location::current()) {
     const auto colons = op.find("::");
     if (colons == std::string::npos || colons == 0 || colons + 2 == op.size())
         throw value_error("kernel_patch: '" + op + "' is not an operator name (namespace::name[.overload])");
@@ -386,11 +389,11 @@ PatchInfo kernel_patch(const std::string& op, c10::DispatchKey key, Kernel kerne
     auto library = std::make_shared<std::optional<torch::Library>>();
     PatchInfo p(
         std::move(name), target, "libtorch",
-        [library, ns, rest, key, kernel, op] {
+        [library, ns, rest, key, kernel, op, where] {
             detail::OverrideWarningFilter filter(c10::Warning::get_warning_handler());
             c10::Warning::WarningHandlerGuard guard(&filter);
             try {
-                library->emplace(torch::Library::IMPL, ns, key, __FILE__, __LINE__);
+                library->emplace(torch::Library::IMPL, ns, key, where.file_name(), where.line());
                 (*library)->impl(rest.c_str(), kernel);
             } catch (const c10::Error& e) {
                 library->reset();  // no registration stays behind
