@@ -10,6 +10,7 @@
 #include <torch/csrc/jit/frontend/function_schema_parser.h>
 
 #include <atomic>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -277,6 +278,30 @@ TEST_CASE("kernel_patch overrides an aten kernel for one dispatch key inside a P
           "+at::Tensor relu_as_doubled_abs(const at::Tensor& self) {\n+    ++kernel_calls;\n"
           "+    return self.abs() * 2;\n+}\n");
 
+    // A traced graph whose node was created inside the kernel: the report names the patch and the node.
+    struct Node {
+        std::string name;
+        std::map<std::string, std::string> meta;
+    };
+    struct Graph {
+        std::vector<Node> nodes;
+    };
+    const yobx::SourceText src = relu_as_doubled_abs_source();
+    const std::string frame = "File \"" + std::string(src.file) + "\", line " + std::to_string(src.first_line + 2) +
+                              ", in relu_as_doubled_abs";
+    const Graph g{{{"abs", {{"stack_trace", frame}}}, {"mul", {{"stack_trace", "File \"model.py\", line 3, in f"}}}}};
+    CHECK(details.make_report(g) == "1 patch(es) involved in the graph.\n\n" + p.format_diff("raw") +
+                                        "nodes created inside relu_as_doubled_abs (1):\n  abs: " + frame + "\n");
+    CHECK(p.format_diff("raw").rfind("libtorch: aten::relu[CPU] -> relu_as_doubled_abs\n", 0) == 0);
+
+    SUBCASE("override_kernel: one kernel, one guard") {
+        {
+            auto guard = yobx::libtorch::override_kernel("aten::relu", c10::DispatchKey::CPU, &relu_as_doubled_abs);
+            CHECK(guard.details()[0].name() == "relu_as_doubled_abs");
+            CHECK(at::relu(x).equal(torch::tensor({2.0, 4.0})));
+        }
+        CHECK(at::relu(x).equal(torch::tensor({0.0, 2.0})));
+    }
     SUBCASE("a stateful lambda, another overload, applied twice in turn") {
         int calls = 0;
         yobx::PatchInfo add = yobx::libtorch::kernel_patch(

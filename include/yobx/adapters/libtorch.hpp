@@ -406,6 +406,14 @@ PatchInfo kernel_patch(const std::string& op, c10::DispatchKey key, Kernel kerne
     return p;
 }
 
+/// The RAII form for one kernel: the override holds until the guard ends.
+///   { auto guard = yobx::libtorch::override_kernel("aten::relu", c10::DispatchKey::CPU, &my_relu); ... }
+template <class Kernel>
+[[nodiscard]] PatchGuard override_kernel(const std::string& op, c10::DispatchKey key, Kernel kernel, std::string name = {},
+                                         source_location where = source_location::current()) {
+    return PatchGuard(PatchDetails{kernel_patch(op, key, std::move(kernel), std::move(name), where)});
+}
+
 }  // namespace libtorch
 
 /// KVCache as a pytree node: DynamicCache(key_cache=[...], value_cache=[...]).
