@@ -12,12 +12,6 @@
 
 namespace {
 
-const yobx::Signature& signature() {
-    static const yobx::Signature s{yobx::param("input_ids"), yobx::param("attention_mask", yobx::none),
-                                   yobx::param("position_ids", yobx::none), yobx::param("past_key_values", yobx::none)};
-    return s;
-}
-
 // The model and one decode step's arguments, after a prefill of 5 tokens.
 struct DecodeStep {
     tiny_llm::TinyLLM model = tiny_llm::make_model();
@@ -57,7 +51,7 @@ void BM_decode_pass_through(benchmark::State& state) {
     auto& s = step();
     const auto kw = s.kwargs();
     yobx::InputObserver<at::Tensor> observer;
-    auto forward = observer.wrap(s.forward(), signature(), /*store_n_calls=*/0);
+    auto forward = observer.wrap(s.forward(), tiny_llm::forward_signature(), /*store_n_calls=*/0);
     for (auto _ : state) benchmark::DoNotOptimize(forward(s.ids, kw));
 }
 BENCHMARK(BM_decode_pass_through);
@@ -69,7 +63,7 @@ void BM_decode_recording(benchmark::State& state) {
     const auto kw = s.kwargs();
     for (auto _ : state) {
         yobx::InputObserver<at::Tensor> observer;
-        auto forward = observer.wrap(s.forward(), signature(), 1);
+        auto forward = observer.wrap(s.forward(), tiny_llm::forward_signature(), 1);
         benchmark::DoNotOptimize(forward(s.ids, kw));
     }
 }

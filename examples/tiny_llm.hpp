@@ -119,6 +119,12 @@ struct TinyLLMImpl : torch::nn::Module {
 };
 TORCH_MODULE(TinyLLM);
 
+/// The parameters of TinyLLM's forward, as Python's inspect.signature would give them.
+inline yobx::Signature forward_signature() {
+    return {yobx::param("input_ids"), yobx::param("attention_mask", yobx::none), yobx::param("position_ids", yobx::none),
+            yobx::param("past_key_values", yobx::none)};
+}
+
 /// The model with its weights drawn from a fixed seed.
 inline TinyLLM make_model(const Config& c = {}) {
     torch::manual_seed(0);

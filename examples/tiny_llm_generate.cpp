@@ -15,10 +15,8 @@ int main(int argc, char** argv) {
     const std::string dir = argc > 1 ? argv[1] : ".";
     tiny_llm::TinyLLM model = tiny_llm::make_model();
 
-    // The parameters of forward, as Python's inspect.signature would give them.
-    const yobx::Signature signature{yobx::param("input_ids"), yobx::param("attention_mask", yobx::none),
-                                    yobx::param("position_ids", yobx::none),
-                                    yobx::param("past_key_values", yobx::none)};
+    // The parameters of forward: input_ids, attention_mask=None, position_ids=None, past_key_values=None.
+    const yobx::Signature signature = tiny_llm::forward_signature();
     yobx::InputObserver<at::Tensor> observer;
     // Records up to 8 calls (2 prompts x (prefill + 3 decode steps)), then passes through.
     auto forward = observer.wrap([&](const at::Tensor& input_ids, const tiny_llm::ForwardKwargs& kw) {

@@ -342,13 +342,11 @@ TEST_CASE("kernel_patch overrides an aten kernel for one dispatch key inside a P
 
 TEST_CASE("the demo's model observed through wrap while it generates: exact arguments and dynamic shapes") {
     tiny_llm::TinyLLM model = tiny_llm::make_model();
-    const yobx::Signature signature{yobx::param("input_ids"), yobx::param("attention_mask", yobx::none),
-                                    yobx::param("position_ids", yobx::none),
-                                    yobx::param("past_key_values", yobx::none)};
+    CHECK(tiny_llm::forward_signature().to_string() ==
+          "(input_ids, attention_mask=None, position_ids=None, past_key_values=None)");
     yobx::InputObserver<at::Tensor> observer;
-    auto forward = observer.wrap([&](const at::Tensor& ids, const tiny_llm::ForwardKwargs& kw) {
-        return model->forward(ids, kw);
-    }, signature, 6);
+    const auto call_model = [&](const at::Tensor& ids, const tiny_llm::ForwardKwargs& kw) { return model->forward(ids, kw); };
+    auto forward = observer.wrap(call_model, tiny_llm::forward_signature(), 6);
     const at::Tensor t1 = tiny_llm::generate(forward, tiny_llm::make_prompt(2, 5, 64, 1), 3);
     const at::Tensor t2 = tiny_llm::generate(forward, tiny_llm::make_prompt(3, 7, 64, 2), 3);
     CHECK(shape(t1) == std::vector<std::int64_t>{2, 3});
@@ -356,9 +354,7 @@ TEST_CASE("the demo's model observed through wrap while it generates: exact argu
     CHECK(observer.num_obs() == 6);
 
     // Recording does not change what the model computes.
-    const at::Tensor again = tiny_llm::generate([&](const at::Tensor& ids, const tiny_llm::ForwardKwargs& kw) {
-        return model->forward(ids, kw);
-    }, tiny_llm::make_prompt(2, 5, 64, 1), 3);
+    const at::Tensor again = tiny_llm::generate(call_model, tiny_llm::make_prompt(2, 5, 64, 1), 3);
     CHECK(again.equal(t1));
 
     const auto& info = observer.info();
