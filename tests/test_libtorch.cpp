@@ -142,6 +142,16 @@ TEST_CASE("IValue <-> Value round-trips every kind") {
         CHECK(iv.type()->str() == "Tensor[][]");
         CHECK(from_ivalue(iv).repr() == "[[Tensor(shape=[2], dtype=float32)], [Tensor(shape=[3], dtype=int64)]]");
     }
+    SUBCASE("an IValue is a pytree: flattened through its Value form") {
+        const c10::IValue iv = to_ivalue(TV::tuple({a, TV::list({b, 3})}));
+        const auto [leaves, spec] = yobx::tree_flatten<at::Tensor>(iv);
+        REQUIRE(leaves.size() == 2);
+        CHECK(leaves[1].is_same(b));
+        CHECK(spec.to_string() == "TreeSpec(tuple, None, [*, TreeSpec(list, None, [*, 3])])");
+        const auto back = yobx::tree_unflatten<c10::IValue>(std::vector<at::Tensor>{b, a}, spec);
+        CHECK(back.toTupleRef().elements()[0].toTensor().is_same(b));
+        CHECK(back.toTupleRef().elements()[1].type()->str() == "Any[]");
+    }
     SUBCASE("what has no Value form names its tag") {
         CHECK(error_of<yobx::type_error>([] { (void)from_ivalue(c10::IValue(c10::Device("cpu"))); }) ==
               "from_ivalue: cannot convert an IValue with tag Device to a yobx::Value (supported: None, Bool, Int, "
@@ -202,6 +212,19 @@ TEST_CASE("a TorchScript module with an optional argument absent in some calls: 
     REQUIRE(discrepancies.size() == 3);
     CHECK(discrepancies[1].success);
     CHECK(discrepancies[1].abs == 0.0);
+}
+
+TEST_CASE("wrap_forward returns forward's IValue as is; only a recorded call converts it") {
+    torch::jit::Module m("DeviceModel");
+    m.define("def forward(self, x):\n    return x.device\n");
+    yobx::InputObserver<at::Tensor> observer;
+    auto recording = yobx::libtorch::wrap_forward(observer, m, 1);
+    CHECK(error_of<yobx::type_error>([&] { recording({at::ones({2})}); }) ==
+          "from_ivalue: cannot convert an IValue with tag Device to a yobx::Value (supported: None, Bool, Int, "
+          "Double, String, Tensor, List, Tuple, GenericDict with str keys)");
+    CHECK(observer.num_obs() == 0);
+    auto passing = yobx::libtorch::wrap_forward(observer, m, 0);
+    CHECK(passing({at::ones({2})}).toDevice() == c10::Device("cpu"));
 }
 
 TEST_CASE("a TorchScript module with list, dict and constant arguments") {

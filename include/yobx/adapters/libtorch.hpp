@@ -230,6 +230,31 @@ inline c10::IValue to_ivalue(const TValue& v, CustomNodes custom = CustomNodes::
     throw type_error("to_ivalue: unknown Value kind");
 }
 
+}  // namespace libtorch
+
+namespace detail {
+
+/// c10::IValue as a run-time-structured pytree node, read through its Value
+/// form: tree_flatten<at::Tensor>(ivalue) works on what from_ivalue converts,
+/// so an observed forward may return an IValue.
+template <>
+struct dynamic_node<c10::IValue> {
+    using leaf_type = at::Tensor;
+    static constexpr long fixed = -1;
+    template <class Ctx>
+    static void flatten(const c10::IValue& v, Ctx& c) {
+        dynamic_node<libtorch::TValue>::flatten(libtorch::from_ivalue(v), c);
+    }
+    template <class R>
+    static c10::IValue unflatten(R& r) {
+        return libtorch::to_ivalue(dynamic_node<libtorch::TValue>::unflatten(r));
+    }
+};
+
+}  // namespace detail
+
+namespace libtorch {
+
 /// The Signature of a TorchScript method from its schema: parameter names,
 /// defaults and keyword-only parameters; `self` is skipped. A default that is
 /// not None, bool, int, float or str throws not_implemented_error naming it.
@@ -271,17 +296,21 @@ inline Signature signature_of(const torch::jit::Module& module, const std::strin
 ///   auto forward = yobx::libtorch::wrap_forward(observer, module);
 ///   forward({input_ids}, {{"attention_mask", mask}});
 /// The signature comes from the forward's schema. Positional arguments are
-/// given by position, keyword arguments by name; the result is forward's.
+/// given by position, keyword arguments by name; the result is forward's
+/// IValue as it returned it. The arguments are converted with from_ivalue on
+/// every call (type_error for a kind it does not convert); the result only
+/// when the call is recorded.
 inline auto wrap_forward(InputObserver<at::Tensor>& observer, torch::jit::Module module,
                          std::size_t store_n_calls = 3) {
     Signature signature = signature_of(module);
-    auto call = [module](Args<at::Tensor> args, Kwargs<at::Tensor> kwargs) mutable {
+    // The result is forward's IValue, untouched: only a recorded call converts it (to store its tensors).
+    auto call = [module](Args<at::Tensor> args, Kwargs<at::Tensor> kwargs) mutable -> c10::IValue {
         std::vector<c10::IValue> in;
         in.reserve(args.size());
         for (const auto& a : args) in.push_back(to_ivalue(a));
         torch::jit::Kwargs kw;
         for (const auto& [k, x] : kwargs) kw.emplace(k, to_ivalue(x));
-        return from_ivalue(module.forward(std::move(in), kw));
+        return module.forward(std::move(in), kw);
     };
     auto recorded = observer.wrap(std::move(call), std::move(signature), store_n_calls);
     return [recorded](std::vector<c10::IValue> inputs, const torch::jit::Kwargs& kwargs = {}) mutable {
@@ -290,7 +319,7 @@ inline auto wrap_forward(InputObserver<at::Tensor>& observer, torch::jit::Module
         for (const auto& i : inputs) args.push_back(from_ivalue(i));
         Kwargs<at::Tensor> kw;
         for (const auto& [k, x] : kwargs) kw.insert_or_assign(k, from_ivalue(x));
-        return to_ivalue(recorded(std::move(args), std::move(kw)));
+        return recorded(std::move(args), std::move(kw));
     };
 }
 
