@@ -317,6 +317,30 @@ TEST_CASE("kernel_patch overrides an aten kernel for one dispatch key inside a P
                                         "nodes created inside relu_as_doubled_abs (1):\n  abs: " + frame + "\n");
     CHECK(p.format_diff("raw").rfind("libtorch: aten::relu[CPU] -> relu_as_doubled_abs\n", 0) == 0);
 
+    SUBCASE("the dispatcher's override warning is dropped while a patch registers, other warnings pass") {
+        struct Capture : c10::WarningHandler {
+            std::vector<std::string> messages;
+            void process(const c10::SourceLocation&, const std::string& msg, const bool) override { messages.push_back(msg); }
+        } capture;
+        c10::Warning::WarningHandlerGuard guard(&capture);
+        yobx::libtorch::detail::OverrideWarningFilter filter(&capture);
+        const c10::SourceLocation here{"f", "file.cpp", 1};
+        filter.process(here, "Overriding a previously registered kernel for the same operator and the same dispatch key\n", false);
+        filter.process(here, "another warning", false);
+        CHECK(capture.messages == std::vector<std::string>{"another warning"});
+        // Without the filter the dispatcher does warn: the filter is what keeps applying quiet.
+        capture.messages.clear();
+        auto lib = std::make_unique<torch::Library>(torch::Library::IMPL, "aten", c10::DispatchKey::CPU, __FILE__, __LINE__);
+        lib->impl("relu", &relu_as_doubled_abs);
+        lib.reset();
+        REQUIRE(capture.messages.size() == 1);
+        CHECK(capture.messages[0].rfind("Overriding a previously registered kernel", 0) == 0);
+        capture.messages.clear();
+        yobx::PatchInfo copy = p;  // the same patch
+        copy.apply();
+        copy.undo();
+        CHECK(capture.messages.empty());
+    }
     SUBCASE("override_kernel: one kernel, one guard") {
         {
             auto guard = yobx::libtorch::override_kernel("aten::relu", c10::DispatchKey::CPU, &relu_as_doubled_abs);

@@ -25,6 +25,7 @@
 #include <torch/csrc/jit/serialization/pickle.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <fstream>
