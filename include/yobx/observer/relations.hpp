@@ -1,0 +1,219 @@
+// yobx/observer/relations.hpp — exact relations between dynamic dimensions.
+//
+// The Python observer only groups dimensions whose observed sizes are equal.
+// An LLM's attention mask is longer than its input ids by the cache length:
+// total_sequence_length = past_sequence_length + sequence_length. Given each
+// labelled dimension's sizes across the observed calls, find_relations finds
+// such relations (d = a + b, d = a + c, d = k*a, d = a//k) and says how well
+// the observations support each one. See docs/export_specs.md for the rule.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace yobx {
+
+/// The sizes one labelled dimension took across the observed calls (nullopt
+/// where a call says nothing about it).
+struct DimSeries {
+    std::string label;
+    std::vector<std::optional<std::int64_t>> values;
+    friend bool operator==(const DimSeries&, const DimSeries&) = default;
+};
+
+/// d = base + constant (offset), d = constant*base (scale), d = base // constant
+/// (floordiv), d = base + other (sum).
+enum class RelationKind { offset, scale, floordiv, sum };
+
+/// One relation between labelled dimensions, with the observations behind it.
+struct DimRelation {
+    RelationKind kind = RelationKind::offset;
+    std::string dim;
+    std::string base;
+    std::string other;            // the second term of a sum
+    std::int64_t constant = 0;    // the offset, or the factor k of scale and floordiv
+    std::size_t support = 0;      // distinct values (or pairs, for a sum) of the bases among the calls
+    std::size_t evidence = 0;     // support minus the constants fitted (one for offset, scale, floordiv)
+
+    /// Whether torch.export.Dim can express it (Dim + int, int*Dim).
+    bool torch_expressible() const noexcept { return kind == RelationKind::offset || kind == RelationKind::scale; }
+    /// The right-hand side: "past_sequence_length + sequence_length", "seq + 1", "seq - 1", "2*seq", "seq//2".
+    std::string expression() const {
+        switch (kind) {
+            case RelationKind::offset:
+                return base + (constant < 0 ? " - " : " + ") + std::to_string(constant < 0 ? -constant : constant);
+            case RelationKind::scale: return std::to_string(constant) + "*" + base;
+            case RelationKind::floordiv: return base + "//" + std::to_string(constant);
+            case RelationKind::sum: return base + " + " + other;
+        }
+        return {};
+    }
+    /// "total_sequence_length = past_sequence_length + sequence_length".
+    std::string to_string() const { return dim + " = " + expression(); }
+    friend bool operator==(const DimRelation&, const DimRelation&) = default;
+};
+
+/// min_evidence: how many observations a relation needs beyond those that
+/// fix its constant. A relation holding in every call with less evidence
+/// (but at least one) is a hint.
+struct RelationOptions {
+    std::size_t min_evidence = 2;
+};
+
+/// Relations reported, and weaker candidates (hints) a person may confirm.
+struct Relations {
+    std::vector<DimRelation> relations;
+    std::vector<DimRelation> hints;
+};
+
+namespace detail {
+
+// The calls where every series has a value.
+inline std::vector<std::size_t> common_calls(std::initializer_list<const DimSeries*> series) {
+    std::size_t n = 0;
+    for (const DimSeries* s : series) n = std::max(n, s->values.size());
+    std::vector<std::size_t> out;
+    for (std::size_t c = 0; c < n; ++c) {
+        bool all = true;
+        for (const DimSeries* s : series) all = all && c < s->values.size() && s->values[c].has_value();
+        if (all) out.push_back(c);
+    }
+    return out;
+}
+
+inline std::int64_t floor_div(std::int64_t a, std::int64_t k) {
+    const std::int64_t q = a / k;
+    return (a % k != 0 && ((a < 0) != (k < 0))) ? q - 1 : q;
+}
+
+// The one-base relations d = f(a) that hold on every call where both are known.
+inline std::vector<DimRelation> unary_candidates(const DimSeries& d, const DimSeries& a) {
+    std::vector<DimRelation> out;
+    const auto calls = common_calls({&d, &a});
+    if (calls.empty()) return out;
+    std::set<std::int64_t> distinct;
+    for (std::size_t c : calls) distinct.insert(*a.values[c]);
+    const auto val = [&](const DimSeries& s, std::size_t c) { return *s.values[c]; };
+    const auto make = [&](RelationKind kind, std::int64_t k) {
+        DimRelation r;
+        r.kind = kind;
+        r.dim = d.label;
+        r.base = a.label;
+        r.constant = k;
+        r.support = distinct.size();
+        r.evidence = r.support - 1;
+        out.push_back(std::move(r));
+    };
+    // Offset: d - a constant and positive (the other direction is a = d - c; equal sizes share a label already).
+    const std::int64_t c0 = val(d, calls[0]) - val(a, calls[0]);
+    if (c0 > 0 && std::all_of(calls.begin(), calls.end(), [&](std::size_t c) { return val(d, c) - val(a, c) == c0; }))
+        make(RelationKind::offset, c0);
+    // Scale: d = k*a with k >= 2, fixed by a call where a != 0.
+    for (std::size_t c : calls) {
+        if (val(a, c) == 0) continue;
+        if (val(d, c) % val(a, c) != 0) break;
+        const std::int64_t k = val(d, c) / val(a, c);
+        if (k >= 2 && std::all_of(calls.begin(), calls.end(), [&](std::size_t x) { return val(d, x) == k * val(a, x); }))
+            make(RelationKind::scale, k);
+        break;
+    }
+    // Floor division: d = a // k with k >= 2 and not exact everywhere (an exact one is a = k*d).
+    {
+        const std::int64_t a0 = val(a, calls[0]), d0 = val(d, calls[0]);
+        if (a0 > 0 && d0 >= 0) {
+            // a0 // k == d0  <=>  a0 / (d0 + 1) < k <= a0 / d0
+            const std::int64_t lo = a0 / (d0 + 1) + 1, hi = d0 == 0 ? a0 + 1 : a0 / d0;
+            for (std::int64_t k = std::max<std::int64_t>(lo, 2); k <= hi && k <= a0 + 1; ++k) {
+                const bool holds = std::all_of(calls.begin(), calls.end(),
+                                               [&](std::size_t x) { return val(d, x) == floor_div(val(a, x), k); });
+                const bool exact = std::all_of(calls.begin(), calls.end(), [&](std::size_t x) { return val(a, x) % k == 0; });
+                if (holds && !exact) {
+                    make(RelationKind::floordiv, k);
+                    break;
+                }
+            }
+        }
+    }
+    return out;
+}
+
+}  // namespace detail
+
+/// The relations among the series that hold on every call where their terms
+/// are known. A relation with at least `min_evidence` observations beyond
+/// its fitted constant is reported, a weaker one is a hint. A dimension is
+/// derived at most once, from dimensions that are not derived themselves;
+/// offsets and scales (which torch.export can express) are preferred, then
+/// sums, then floor divisions, then the order of the series. A sum's larger
+/// term (by its largest observed size) comes first.
+///   find_relations({{"seq", {5, 1, 1}}, {"past", {0, 5, 6}}, {"total", {5, 6, 7}}})
+///     .relations[0].to_string() == "total = past + seq"
+inline Relations find_relations(const std::vector<DimSeries>& series, const RelationOptions& options = {}) {
+    std::vector<DimRelation> candidates;
+    for (std::size_t i = 0; i < series.size(); ++i) {
+        for (std::size_t j = 0; j < series.size(); ++j)
+            if (i != j)
+                for (auto& r : detail::unary_candidates(series[i], series[j])) candidates.push_back(std::move(r));
+        for (std::size_t j = 0; j < series.size(); ++j)
+            for (std::size_t k = j + 1; k < series.size(); ++k) {
+                if (j == i || k == i) continue;
+                const DimSeries &d = series[i], &a = series[j], &b = series[k];
+                const auto calls = detail::common_calls({&d, &a, &b});
+                if (calls.empty()) continue;
+                if (!std::all_of(calls.begin(), calls.end(),
+                                 [&](std::size_t c) { return *d.values[c] == *a.values[c] + *b.values[c]; }))
+                    continue;
+                std::set<std::pair<std::int64_t, std::int64_t>> distinct;
+                for (std::size_t c : calls) distinct.emplace(*a.values[c], *b.values[c]);
+                // The larger term first (the cache before the new tokens), ties in series order.
+                const auto largest = [&](const DimSeries& x) {
+                    std::int64_t m = 0;
+                    for (std::size_t c : calls) m = std::max(m, *x.values[c]);
+                    return m;
+                };
+                const bool swap = largest(b) > largest(a);
+                DimRelation r;
+                r.kind = RelationKind::sum;
+                r.dim = d.label;
+                r.base = swap ? b.label : a.label;
+                r.other = swap ? a.label : b.label;
+                r.support = distinct.size();
+                r.evidence = r.support;
+                candidates.push_back(std::move(r));
+            }
+    }
+    const auto rank = [](RelationKind k) {
+        switch (k) {
+            case RelationKind::offset:
+            case RelationKind::scale: return 0;
+            case RelationKind::sum: return 1;
+            case RelationKind::floordiv: return 2;
+        }
+        return 3;
+    };
+    std::stable_sort(candidates.begin(), candidates.end(),
+                     [&](const DimRelation& x, const DimRelation& y) { return rank(x.kind) < rank(y.kind); });
+    Relations out;
+    std::set<std::string> derived, bases;
+    for (auto& r : candidates) {
+        if (r.evidence < options.min_evidence) continue;
+        const bool base_derived = derived.contains(r.base) || (!r.other.empty() && derived.contains(r.other));
+        if (derived.contains(r.dim) || bases.contains(r.dim) || base_derived) continue;
+        derived.insert(r.dim);
+        bases.insert(r.base);
+        if (!r.other.empty()) bases.insert(r.other);
+        out.relations.push_back(r);
+    }
+    // Hints: what holds but lacks evidence, about a dimension no relation derives.
+    for (auto& r : candidates)
+        if (r.evidence >= 1 && r.evidence < options.min_evidence && !derived.contains(r.dim)) out.hints.push_back(r);
+    return out;
+}
+
+}  // namespace yobx
