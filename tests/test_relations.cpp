@@ -82,6 +82,16 @@ TEST_CASE("relations that tempt but must not be reported") {
         CHECK(strings(r.relations) == S{"b = a + 2"});
         CHECK(r.relations[0].support == 3);
     }
+    SUBCASE("an imputed size refutes a relation but never supports one") {
+        // b = a//2 holds, but only two calls observed both: the imputed zeros (an absent input) do not count.
+        yobx::DimSeries b{"b", {2, 0, 0, 3}, {false, true, true, false}};
+        const auto r = find_relations({{"a", {5, 1, 1, 7}}, b});
+        CHECK(r.relations.empty());
+        CHECK(strings(r.hints) == S{"b = a//2"});
+        CHECK(r.hints[0].support == 2);
+        b.values[1] = 5;  // an imputed size that breaks it
+        CHECK(find_relations({{"a", {5, 1, 1, 7}}, b}).hints.empty());
+    }
     SUBCASE("a derived dimension is not a base, and an exact division is a scale the other way") {
         const auto r = find_relations({{"a", {2, 3, 5}}, {"b", {4, 6, 10}}, {"c", {8, 12, 20}}});
         CHECK(strings(r.relations) == S{"b = 2*a", "c = 4*a"});

@@ -235,6 +235,14 @@ public:
         return checked_info().infer_dynamic_shapes(options);
     }
 
+    /// The export readiness report and the specs for other consumers (see ExportSpec):
+    ///   auto spec = observer.infer_export_spec({.set_batch_dimension_for = true, .derived_dims = true});
+    ///   std::cout << spec.report();
+    ExportSpec infer_export_spec(const DynamicShapesOptions& options = {}) {
+        std::lock_guard lock(state_->mutex);
+        return checked_info().infer_export_spec(options);
+    }
+
     /// Phase 4: the export arguments (a tuple, a dict, or (args, kwargs) with as_args_kwargs).
     V infer_arguments(const ArgumentsOptions& options = {}) {
         std::lock_guard lock(state_->mutex);

@@ -139,7 +139,11 @@ public:
                std::to_string(kwargs_.size()) + "{...}, cst_kwargs=" + V::dict(cst_kwargs_).repr() + ")";
     }
 
+    /// The arguments value_if_missing supplied in this call (names; "*args[j]" for an *args item).
+    const std::vector<std::string>& filled() const noexcept { return filled_; }
+
     // Used by InputObserverInfo.
+    void set_filled(std::vector<std::string> names) { filled_ = std::move(names); }
     void set_aligned(std::vector<std::optional<T>> flat) { aligned_ = std::move(flat); }
     void reset_alignment() noexcept { aligned_.reset(); }
 
@@ -148,6 +152,7 @@ private:
     Kwargs<T> kwargs_;
     Kwargs<T> cst_kwargs_;
     std::vector<T> flat_list_;
+    std::vector<std::string> filled_;
     std::optional<std::vector<std::optional<T>>> aligned_;
 };
 

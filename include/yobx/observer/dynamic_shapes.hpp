@@ -10,10 +10,13 @@
 #include <yobx/detail/json.hpp>
 #include <yobx/detail/repr.hpp>
 #include <yobx/error.hpp>
+#include <yobx/observer/relations.hpp>
 #include <yobx/ordered_dict.hpp>
 
+#include <cctype>
 #include <concepts>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,6 +33,27 @@ struct DynamicDim {
     std::optional<std::string> label;
     friend bool operator==(const DynamicDim&, const DynamicDim&) = default;
 };
+
+/// What torch.export.Dim objects the Python form defines: every label, the
+/// relations found between them, and user bounds (label -> [min, max]).
+struct DimDefinitions {
+    std::vector<std::string> labels;  // in order of first appearance
+    std::vector<DimRelation> relations;
+    std::map<std::string, std::pair<std::int64_t, std::int64_t>> bounds;  // DimBounds
+    friend bool operator==(const DimDefinitions&, const DimDefinitions&) = default;
+};
+
+namespace detail {
+
+// A label as a Python identifier: other characters become '_', a leading digit gets a '_' before it.
+inline std::string python_identifier(std::string_view label) {
+    std::string out;
+    for (char ch : label) out += (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_') ? ch : '_';
+    if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out.insert(out.begin(), '_');
+    return out;
+}
+
+}  // namespace detail
 
 /// A tree of dynamic shapes:
 ///   auto ds = observer.infer_dynamic_shapes();
@@ -107,11 +131,22 @@ public:
 
     /// The Python literal, as repr() prints it:
     /// `{'x': {0: 'batch', 1: torch.export.Dim.DYNAMIC}, 'flag': None}`, `({},)`, `[{2: 'past'}]`.
+    /// With Dim definitions (infer_dynamic_shapes with derived_dims), Python code instead: one
+    /// torch.export.Dim per label, derived ones as `d = base + 1` or `d = 2*base`, a comment for
+    /// each relation torch.export cannot express, then `dynamic_shapes = {...}` using the Dims.
     std::string to_python() const {
         std::string s;
+        if (definitions_) {
+            print_definitions(s);
+            s += "dynamic_shapes = ";
+        }
         print_python(s);
         return s;
     }
+
+    /// The Dim definitions, when infer_dynamic_shapes made them (derived_dims).
+    const std::optional<DimDefinitions>& definitions() const noexcept { return definitions_; }
+    void set_definitions(std::optional<DimDefinitions> d) { definitions_ = std::move(d); }
 
     /// JSON with no ambiguity between the kinds: null (None),
     /// {"dims": {"0": "batch", "1": null}} (a tensor; null is Dim.DYNAMIC),
@@ -135,7 +170,8 @@ private:
         if (kind_ != k) wrong(what);
     }
 
-    void print_python(std::string& s) const {
+    void print_python(std::string& s, bool as_dims = false) const {
+        as_dims = as_dims || definitions_.has_value();
         switch (kind_) {
             case Kind::none: s += "None"; return;
             case Kind::tensor: {
@@ -143,7 +179,8 @@ private:
                 for (std::size_t i = 0; i < dims_.size(); ++i) {
                     if (i) s += ", ";
                     s += std::to_string(dims_[i].axis) + ": ";
-                    s += dims_[i].label ? detail::repr_string(*dims_[i].label) : "torch.export.Dim.DYNAMIC";
+                    if (!dims_[i].label) s += "torch.export.Dim.DYNAMIC";
+                    else s += as_dims ? detail::python_identifier(*dims_[i].label) : detail::repr_string(*dims_[i].label);
                 }
                 s += '}';
                 return;
@@ -153,7 +190,7 @@ private:
                 s += kind_ == Kind::tuple ? '(' : '[';
                 for (std::size_t i = 0; i < items_.size(); ++i) {
                     if (i) s += ", ";
-                    items_[i].print_python(s);
+                    items_[i].print_python(s, as_dims);
                 }
                 if (kind_ == Kind::tuple && items_.size() == 1) s += ',';
                 s += kind_ == Kind::tuple ? ')' : ']';
@@ -166,10 +203,40 @@ private:
                     if (!first) s += ", ";
                     first = false;
                     s += detail::repr_string(k) + ": ";
-                    v.print_python(s);
+                    v.print_python(s, as_dims);
                 }
                 s += '}';
                 return;
+            }
+        }
+    }
+
+    void print_definitions(std::string& s) const {
+        const DimDefinitions& d = *definitions_;
+        std::map<std::string, const DimRelation*> derived;  // by torch.export expressions
+        for (const auto& r : d.relations)
+            if (r.torch_expressible()) derived[r.dim] = &r;
+        for (const auto& label : d.labels) {
+            if (derived.contains(label)) continue;
+            s += detail::python_identifier(label) + " = torch.export.Dim(" + detail::repr_string(label);
+            if (auto b = d.bounds.find(label); b != d.bounds.end())
+                s += ", min=" + std::to_string(b->second.first) + ", max=" + std::to_string(b->second.second);
+            s += ")\n";
+        }
+        for (const auto& r : d.relations) {
+            const std::string dim = detail::python_identifier(r.dim), base = detail::python_identifier(r.base);
+            switch (r.kind) {
+                case RelationKind::offset:
+                    s += dim + " = " + base + (r.constant < 0 ? " - " : " + ") +
+                         std::to_string(r.constant < 0 ? -r.constant : r.constant) + "\n";
+                    break;
+                case RelationKind::scale: s += dim + " = " + std::to_string(r.constant) + " * " + base + "\n"; break;
+                case RelationKind::sum:
+                    s += "# " + r.to_string() + " (torch.export cannot express a sum of two dimensions)\n";
+                    break;
+                case RelationKind::floordiv:
+                    s += "# " + r.to_string() + " (torch.export cannot express a floor division)\n";
+                    break;
             }
         }
     }
@@ -220,6 +287,7 @@ private:
     std::vector<DynamicDim> dims_;
     std::vector<DynamicShapes> items_;
     ordered_dict<DynamicShapes> dict_;
+    std::optional<DimDefinitions> definitions_;  // on the root only
 };
 
 }  // namespace yobx

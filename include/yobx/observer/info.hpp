@@ -10,6 +10,7 @@
 #include <yobx/error.hpp>
 #include <yobx/observer/candidate.hpp>
 #include <yobx/observer/dynamic_shapes.hpp>
+#include <yobx/observer/export_spec.hpp>
 #include <yobx/observer/options.hpp>
 #include <yobx/observer/signature.hpp>
 #include <yobx/ordered_dict.hpp>
@@ -176,6 +177,7 @@ public:
             if (v.is_none()) continue;
             kept.append_unique(k, std::move(v));
         }
+        std::vector<std::string> filled;
         for (const auto& [key, v] : value_if_missing_) {
             if (key.is_position()) {
                 const auto k = static_cast<std::size_t>(key.position());
@@ -185,17 +187,28 @@ public:
                         " provided as a value_if_missing input for a function that does not accept it. "
                         "All value_if_missing indices must be in the observed signature: " + sig_.names_repr() +
                         ", only " + std::to_string(args.size()) + " were given.");
-                if (args[k].is_none()) args[k] = v;
+                if (args[k].is_none()) {
+                    args[k] = v;
+                    filled.push_back(k < sig_.num_positional() ? sig_[k].name : "*args[" + std::to_string(k - sig_.num_positional()) + "]");
+                }
                 continue;
             }
             const auto pos = sig_.find(key.name());
             if (pos && *pos < sig_.num_positional() && *pos < args.size()) {
-                if (args[*pos].is_none()) args[*pos] = v;
+                if (args[*pos].is_none()) {
+                    args[*pos] = v;
+                    filled.push_back(key.name());
+                }
                 continue;
             }
-            if (!kept.contains(key.name())) kept.append_unique(key.name(), v);
+            if (!kept.contains(key.name())) {
+                kept.append_unique(key.name(), v);
+                filled.push_back(key.name());
+            }
         }
-        return InputCandidate<T>(std::move(args), order_kwargs(std::move(kept)), order_kwargs(std::move(cst)), clone);
+        InputCandidate<T> c(std::move(args), order_kwargs(std::move(kept)), order_kwargs(std::move(cst)), clone);
+        c.set_filled(std::move(filled));
+        return c;
     }
 
     /// Stores one recorded call with its outputs and latency.
@@ -287,57 +300,28 @@ public:
     /// Phase 3: the dynamic shapes, mirroring the best candidate's arguments.
     DynamicShapes infer_dynamic_shapes(const DynamicShapesOptions& options = {}) {
         const auto dims = infer_dynamic_dimensions(options.set_batch_dimension_for);
-        const auto labels = label_dims(dims, options.dim_names);
-        const InputCandidate<T>& best = inputs_[best_];
-        std::size_t next = 0;
-        const auto mirror = [&](const auto& self, const V& v) -> DynamicShapes {
-            switch (v.kind()) {
-                case V::Kind::tensor: {
-                    std::vector<DynamicDim> d;
-                    for (std::size_t i = 0; i < dims[next].size(); ++i) d.push_back({dims[next][i], labels[next][i]});
-                    ++next;
-                    return DynamicShapes::tensor(std::move(d));
-                }
-                case V::Kind::list:
-                case V::Kind::tuple: {
-                    std::vector<DynamicShapes> items;
-                    for (const auto& x : v.items()) items.push_back(self(self, x));
-                    return v.kind() == V::Kind::list ? DynamicShapes::list(std::move(items)) : DynamicShapes::tuple(std::move(items));
-                }
-                case V::Kind::dict: {
-                    ordered_dict<DynamicShapes> d;
-                    for (const auto& [k, x] : v.dict()) d.append_unique(k, self(self, x));
-                    return DynamicShapes::dict(std::move(d));
-                }
-                case V::Kind::custom: {
-                    // torch.export expects a registered class as the list of its flattened children.
-                    std::vector<DynamicShapes> items;
-                    for (const auto& x : v.custom().children) items.push_back(self(self, x));
-                    return DynamicShapes::list(std::move(items));
-                }
-                default: return DynamicShapes();
-            }
-        };
-        std::vector<DynamicShapes> ds_args;
-        for (const auto& a : best.args()) ds_args.push_back(mirror(mirror, a));
-        ordered_dict<DynamicShapes> ds_kwargs;
-        for (const auto& [k, v] : best.kwargs()) ds_kwargs.append_unique(k, mirror(mirror, v));
-        for (const auto& kv : best.cst_kwargs()) ds_kwargs.append_unique(kv.first, DynamicShapes());
-
-        const auto var = sig_.var_positional();
-        if (ds_kwargs.empty() && !var) return DynamicShapes::tuple(std::move(ds_args));
-        if (ds_args.empty()) return DynamicShapes::dict(post_process_for_kwargs(std::move(ds_kwargs)));
-        ordered_dict<DynamicShapes> out;
-        const std::size_t n_args = var ? std::min(ds_args.size(), var->second) : ds_args.size();
-        for (std::size_t i = 0; i < n_args; ++i) out.append_unique(sig_[i].name, std::move(ds_args[i]));
-        if (var) {
-            std::vector<DynamicShapes> rest(std::make_move_iterator(ds_args.begin() + static_cast<std::ptrdiff_t>(n_args)),
-                                            std::make_move_iterator(ds_args.end()));
-            out.append_unique(var->first, DynamicShapes::tuple(std::move(rest)));
+        const bool automatic = options.derived_dims && options.dim_names.mode() == DimNames::Mode::none;
+        const auto labels = label_dims(dims, automatic ? DimNames::automatic() : options.dim_names);
+        DynamicShapes out = mirror_best(dims, labels);
+        if (options.derived_dims) {
+            for (const auto& [label, b] : options.bounds)
+                if (b.first > b.second)
+                    throw value_error("bounds of " + detail::repr_string(label) + ": min " + std::to_string(b.first) +
+                                      " is greater than max " + std::to_string(b.second));
+            DimDefinitions d;
+            const auto series = dim_series(dims, labels, /*assumed=*/true);
+            for (const auto& s : series) d.labels.push_back(s.label);
+            for (const auto& [label, b] : options.bounds)
+                if (std::find(d.labels.begin(), d.labels.end(), label) == d.labels.end())
+                    throw value_error("bounds given for " + detail::repr_string(label) +
+                                      ", which is not the label of a dynamic dimension");
+            d.relations = find_relations(series, options.relations).relations;
+            d.bounds = options.bounds;
+            out.set_definitions(std::move(d));
         }
-        for (auto& [k, v] : ds_kwargs) out.insert_or_assign(k, std::move(v));
-        return DynamicShapes::dict(post_process_for_kwargs(std::move(out)));
+        return out;
     }
+
 
     /// Phase 4: the export arguments from the first call with the best candidate's argument counts,
     /// every absent tensor filled (zeros of the observed shape, or empty along its largest dynamic axis).
@@ -456,7 +440,240 @@ public:
         refresh();
     }
 
+    /// Everything an export needs to know (see ExportSpec): inputs with their shapes and labels,
+    /// ranges, relations and hints, constant kwargs, what value_if_missing filled in, warnings.
+    /// Labels are automatic unless options.dim_names says otherwise; `bounds` override ranges.
+    ExportSpec infer_export_spec(const DynamicShapesOptions& options = {}) {
+        DynamicShapesOptions o = options;
+        if (o.dim_names.mode() == DimNames::Mode::none) o.dim_names = DimNames::automatic();
+        ExportSpec spec;
+        spec.dynamic_shapes = infer_dynamic_shapes(o);
+        const auto dims = infer_dynamic_dimensions(o.set_batch_dimension_for);
+        const auto labels = label_dims(dims, o.dim_names);
+        spec.num_calls = inputs_.size();
+        const auto names = flat_names();
+        for (std::size_t f = 0; f < dims.size(); ++f) {
+            InputSpec in{names[f], shapes_at(f), {}};
+            for (std::size_t i = 0; i < dims[f].size(); ++i) in.dims.push_back({dims[f][i], labels[f][i]});
+            spec.inputs.push_back(std::move(in));
+        }
+        const auto observed = dim_series(dims, labels, /*assumed=*/false);
+        for (const auto& [label, b] : o.bounds) {
+            if (b.first > b.second)
+                throw value_error("bounds of " + detail::repr_string(label) + ": min " + std::to_string(b.first) +
+                                  " is greater than max " + std::to_string(b.second));
+            if (std::none_of(observed.begin(), observed.end(), [&](const DimSeries& x) { return x.label == label; }))
+                throw value_error("bounds given for " + detail::repr_string(label) +
+                                  ", which is not the label of a dynamic dimension");
+        }
+        for (const auto& series : observed) {
+            DimRange r;
+            r.label = series.label;
+            bool any = false;
+            std::size_t small = 0, known = 0;
+            for (const auto& v : series.values) {
+                if (!v) continue;
+                r.observed_min = any ? std::min(r.observed_min, *v) : *v;
+                r.observed_max = any ? std::max(r.observed_max, *v) : *v;
+                any = true;
+                ++known;
+                if (*v <= 1) ++small;
+            }
+            r.zero_or_one = small > 0;
+            r.min = r.observed_min;
+            r.max = r.observed_max;
+            if (auto b = o.bounds.find(series.label); b != o.bounds.end()) {
+                r.min = b->second.first;
+                r.max = b->second.second;
+                r.user_bounds = true;
+            }
+            if (r.zero_or_one)
+                spec.warnings.push_back("dimension " + detail::repr_string(r.label) + " is 0 or 1 in " + std::to_string(small) +
+                                        " of " + std::to_string(known) +
+                                        " calls: torch.export specializes sizes 0 and 1, so the exported program may "
+                                        "accept only that size; export from a call where it is at least 2, or use "
+                                        "backed_size_oblivious");
+            spec.ranges.push_back(std::move(r));
+        }
+        Relations rel = find_relations(dim_series(dims, labels, /*assumed=*/true), o.relations);
+        spec.relations = std::move(rel.relations);
+        spec.hints = std::move(rel.hints);
+        for (const auto& [k, v] : inputs_[best_].cst_kwargs()) spec.constants.insert_or_assign(k, v.repr());
+        for (std::size_t c = 0; c < inputs_.size(); ++c)
+            for (const auto& name : inputs_[c].filled()) {
+                if (!spec.filled.contains(name)) spec.filled.insert_or_assign(name, std::vector<std::size_t>{});
+                spec.filled.find(name)->second.push_back(c);
+            }
+        // An explicit label on an axis that never varied: torch.export would see a constant there.
+        if (o.dim_names.mode() == DimNames::Mode::explicit_map) {
+            std::set<std::string> dynamic_labels;
+            for (const auto& series : observed) dynamic_labels.insert(series.label);
+            for (const auto& [ref, axes] : o.dim_names.map()) {
+                const std::string name = ref.is_position() && static_cast<std::size_t>(ref.position()) < sig_.size()
+                                             ? sig_[static_cast<std::size_t>(ref.position())].name
+                                             : (ref.is_position() ? std::string() : ref.name());
+                for (std::size_t f = 0; f < dims.size(); ++f) {
+                    if (slots_[slot_of(f)].name != name) continue;
+                    for (const auto& [axis, label] : axes) {
+                        if (std::find(dims[f].begin(), dims[f].end(), axis) != dims[f].end()) continue;
+                        const auto& shapes = shapes_at(f);
+                        const auto sh = std::find_if(shapes.begin(), shapes.end(), [](const auto& x) { return x.has_value(); });
+                        if (sh == shapes.end() || axis < 0 || static_cast<std::size_t>(axis) >= (*sh)->size()) continue;
+                        spec.warnings.push_back(names[f] + " axis " + std::to_string(axis) + " is named " +
+                                                detail::repr_string(label) + " but was " +
+                                                std::to_string((**sh)[static_cast<std::size_t>(axis)]) + " in every call" +
+                                                (dynamic_labels.contains(label) ? ", while " + detail::repr_string(label) +
+                                                                                      " is dynamic elsewhere"
+                                                                                : std::string()) +
+                                                ": torch.export will treat it as a constant");
+                    }
+                }
+            }
+        }
+        for (const auto& p : sig_.parameters()) {
+            if (p.kind == ParamKind::var_positional || p.kind == ParamKind::var_keyword) continue;
+            bool seen = false;
+            for (const auto& c : inputs_) {
+                const auto present = present_names(c);
+                seen = seen || std::find(present.begin(), present.end(), p.name) != present.end() ||
+                       c.cst_kwargs().contains(p.name);
+            }
+            if (!seen)
+                spec.warnings.push_back("input " + detail::repr_string(p.name) +
+                                        " is absent from every call: it is not part of the export arguments");
+        }
+        return spec;
+    }
+
 private:
+    // The name of each flat tensor of the best candidate: the argument, then `.key` or `.index` per level
+    // (`past_key_values.key_cache.0`); an *args item is `<args>_<j>`.
+    std::vector<std::string> flat_names() const {
+        std::vector<std::string> out;
+        const auto walk = [&](const auto& self, const V& v, const std::string& prefix) -> void {
+            switch (v.kind()) {
+                case V::Kind::tensor: out.push_back(prefix); return;
+                case V::Kind::list:
+                case V::Kind::tuple:
+                    for (std::size_t i = 0; i < v.items().size(); ++i) self(self, v.items()[i], prefix + "." + std::to_string(i));
+                    return;
+                case V::Kind::dict:
+                    for (const auto& [k, x] : v.dict()) self(self, x, prefix + "." + k);
+                    return;
+                case V::Kind::custom: {
+                    const auto& c = v.custom();
+                    for (std::size_t i = 0; i < c.children.size(); ++i)
+                        self(self, c.children[i], prefix + "." + (c.keys.empty() ? std::to_string(i) : c.keys[i]));
+                    return;
+                }
+                default: return;
+            }
+        };
+        const InputCandidate<T>& best = inputs_[best_];
+        for (std::size_t i = 0; i < best.args().size(); ++i) {
+            const auto var = sig_.var_positional();
+            const std::string name = i < sig_.num_positional() || !var
+                                         ? (i < sig_.size() ? sig_[i].name : "arg" + std::to_string(i))
+                                         : var->first + "_" + std::to_string(i - sig_.num_positional());
+            walk(walk, best.args()[i], name);
+        }
+        for (const auto& [k, v] : best.kwargs()) walk(walk, v, k);
+        return out;
+    }
+
+    /// Per label (in order of first appearance), its size in each call, from the tensors that were
+    /// passed. With `assumed`, the sizes that were not observed are added as imputed: the size of a
+    /// value_if_missing tensor, and 0 along the axis infer_arguments empties (the largest dynamic
+    /// one) of an absent tensor, since a cache absent from the prefill call holds 0 tokens.
+    std::vector<DimSeries> dim_series(const std::vector<std::vector<std::int64_t>>& dims,
+                                      const std::vector<std::vector<std::optional<std::string>>>& labels,
+                                      bool assumed) const {
+        std::vector<DimSeries> out;
+        std::map<std::string, std::size_t> index;
+        const std::size_t n = inputs_.size();
+        const auto filled = [&](std::size_t f, std::size_t c) {
+            const auto& names = inputs_[c].filled();
+            return std::find(names.begin(), names.end(), slots_[slot_of(f)].name) != names.end();
+        };
+        for (const bool observed_pass : {true, false}) {
+            if (!observed_pass && !assumed) break;
+            for (std::size_t f = 0; f < dims.size(); ++f) {
+                const auto& shapes = shapes_at(f);
+                for (std::size_t i = 0; i < dims[f].size(); ++i) {
+                    if (!labels[f][i]) continue;
+                    auto [it, added] = index.try_emplace(*labels[f][i], out.size());
+                    if (added) out.push_back({*labels[f][i], std::vector<std::optional<std::int64_t>>(n), std::vector<bool>(n)});
+                    DimSeries& s = out[it->second];
+                    const auto axis = static_cast<std::size_t>(dims[f][i]);
+                    for (std::size_t c = 0; c < n; ++c) {
+                        if (s.values[c]) continue;  // the first tensor that knows it
+                        std::optional<std::int64_t> v;
+                        if (shapes[c] && (observed_pass != filled(f, c))) v = (*shapes[c])[axis];
+                        else if (!observed_pass && !shapes[c] && dims[f][i] == dims[f].back()) v = 0;
+                        if (!v) continue;
+                        s.values[c] = v;
+                        s.imputed[c] = !observed_pass;
+                    }
+                }
+            }
+        }
+        return out;
+    }
+
+    // The dynamic shapes laid out as the best candidate's arguments.
+    DynamicShapes mirror_best(const std::vector<std::vector<std::int64_t>>& dims,
+                              const std::vector<std::vector<std::optional<std::string>>>& labels) const {
+        const InputCandidate<T>& best = inputs_[best_];
+        std::size_t next = 0;
+        const auto mirror = [&](const auto& self, const V& v) -> DynamicShapes {
+            switch (v.kind()) {
+                case V::Kind::tensor: {
+                    std::vector<DynamicDim> d;
+                    for (std::size_t i = 0; i < dims[next].size(); ++i) d.push_back({dims[next][i], labels[next][i]});
+                    ++next;
+                    return DynamicShapes::tensor(std::move(d));
+                }
+                case V::Kind::list:
+                case V::Kind::tuple: {
+                    std::vector<DynamicShapes> items;
+                    for (const auto& x : v.items()) items.push_back(self(self, x));
+                    return v.kind() == V::Kind::list ? DynamicShapes::list(std::move(items)) : DynamicShapes::tuple(std::move(items));
+                }
+                case V::Kind::dict: {
+                    ordered_dict<DynamicShapes> d;
+                    for (const auto& [k, x] : v.dict()) d.append_unique(k, self(self, x));
+                    return DynamicShapes::dict(std::move(d));
+                }
+                case V::Kind::custom: {
+                    // torch.export expects a registered class as the list of its flattened children.
+                    std::vector<DynamicShapes> items;
+                    for (const auto& x : v.custom().children) items.push_back(self(self, x));
+                    return DynamicShapes::list(std::move(items));
+                }
+                default: return DynamicShapes();
+            }
+        };
+        std::vector<DynamicShapes> ds_args;
+        for (const auto& a : best.args()) ds_args.push_back(mirror(mirror, a));
+        ordered_dict<DynamicShapes> ds_kwargs;
+        for (const auto& [k, v] : best.kwargs()) ds_kwargs.append_unique(k, mirror(mirror, v));
+        for (const auto& kv : best.cst_kwargs()) ds_kwargs.append_unique(kv.first, DynamicShapes());
+
+        const auto var = sig_.var_positional();
+        if (ds_kwargs.empty() && !var) return DynamicShapes::tuple(std::move(ds_args));
+        if (ds_args.empty()) return DynamicShapes::dict(post_process_for_kwargs(std::move(ds_kwargs)));
+        ordered_dict<DynamicShapes> out;
+        const std::size_t n_args = var ? std::min(ds_args.size(), var->second) : ds_args.size();
+        for (std::size_t i = 0; i < n_args; ++i) out.append_unique(sig_[i].name, std::move(ds_args[i]));
+        if (var) {
+            std::vector<DynamicShapes> rest(std::make_move_iterator(ds_args.begin() + static_cast<std::ptrdiff_t>(n_args)),
+                                            std::make_move_iterator(ds_args.end()));
+            out.append_unique(var->first, DynamicShapes::tuple(std::move(rest)));
+        }
+        for (auto& [k, v] : ds_kwargs) out.insert_or_assign(k, std::move(v));
+        return DynamicShapes::dict(post_process_for_kwargs(std::move(out)));
+    }
+
     // One argument of the best candidate, and where its tensors sit in the flat list.
     struct Slot {
         bool positional = false;    // passed by position in the best candidate

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <yobx/detail/repr.hpp>
+#include <yobx/observer/relations.hpp>
 
 #include <concepts>
 #include <cstdint>
@@ -87,10 +88,19 @@ private:
     Map map_;
 };
 
-/// Options of infer_dynamic_shapes.
+/// User bounds of dynamic dimensions, by label: {"sequence_length", {1, 4096}}.
+using DimBounds = std::map<std::string, std::pair<std::int64_t, std::int64_t>>;
+
+/// Options of infer_dynamic_shapes. derived_dims finds relations between the
+/// labelled dimensions (find_relations, with `relations`) and makes to_python()
+/// define torch.export.Dim objects (automatic labels when dim_names is not set);
+/// `bounds` gives those Dims a min and max.
 struct DynamicShapesOptions {
     BatchDimensionFor set_batch_dimension_for{};
     DimNames dim_names{};
+    bool derived_dims = false;
+    RelationOptions relations{};
+    DimBounds bounds{};
 };
 
 /// Options of infer_arguments: flat returns the list of tensors; as_args_kwargs

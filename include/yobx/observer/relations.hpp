@@ -20,10 +20,14 @@
 namespace yobx {
 
 /// The sizes one labelled dimension took across the observed calls (nullopt
-/// where a call says nothing about it).
+/// where a call says nothing about it). imputed[c] marks a size that was not
+/// observed but assumed (an absent cache holds 0 tokens): it can refute a
+/// relation, never support one.
 struct DimSeries {
     std::string label;
     std::vector<std::optional<std::int64_t>> values;
+    std::vector<bool> imputed = {};  // empty: nothing imputed
+    bool is_imputed(std::size_t c) const { return c < imputed.size() && imputed[c]; }
     friend bool operator==(const DimSeries&, const DimSeries&) = default;
 };
 
@@ -38,7 +42,7 @@ struct DimRelation {
     std::string base;
     std::string other;            // the second term of a sum
     std::int64_t constant = 0;    // the offset, or the factor k of scale and floordiv
-    std::size_t support = 0;      // distinct values (or pairs, for a sum) of the bases among the calls
+    std::size_t support = 0;      // distinct values (or pairs, for a sum) of the bases, over calls with nothing imputed
     std::size_t evidence = 0;     // support minus the constants fitted (one for offset, scale, floordiv)
 
     /// Whether torch.export.Dim can express it (Dim + int, int*Dim).
@@ -98,7 +102,8 @@ inline std::vector<DimRelation> unary_candidates(const DimSeries& d, const DimSe
     const auto calls = common_calls({&d, &a});
     if (calls.empty()) return out;
     std::set<std::int64_t> distinct;
-    for (std::size_t c : calls) distinct.insert(*a.values[c]);
+    for (std::size_t c : calls)
+        if (!d.is_imputed(c) && !a.is_imputed(c)) distinct.insert(*a.values[c]);
     const auto val = [&](const DimSeries& s, std::size_t c) { return *s.values[c]; };
     const auto make = [&](RelationKind kind, std::int64_t k) {
         DimRelation r;
@@ -107,7 +112,7 @@ inline std::vector<DimRelation> unary_candidates(const DimSeries& d, const DimSe
         r.base = a.label;
         r.constant = k;
         r.support = distinct.size();
-        r.evidence = r.support - 1;
+        r.evidence = r.support > 0 ? r.support - 1 : 0;
         out.push_back(std::move(r));
     };
     // Offset: d - a constant and positive (the other direction is a = d - c; equal sizes share a label already).
@@ -170,7 +175,8 @@ inline Relations find_relations(const std::vector<DimSeries>& series, const Rela
                                  [&](std::size_t c) { return *d.values[c] == *a.values[c] + *b.values[c]; }))
                     continue;
                 std::set<std::pair<std::int64_t, std::int64_t>> distinct;
-                for (std::size_t c : calls) distinct.emplace(*a.values[c], *b.values[c]);
+                for (std::size_t c : calls)
+                    if (!d.is_imputed(c) && !a.is_imputed(c) && !b.is_imputed(c)) distinct.emplace(*a.values[c], *b.values[c]);
                 // The larger term first (the cache before the new tokens), ties in series order.
                 const auto largest = [&](const DimSeries& x) {
                     std::int64_t m = 0;

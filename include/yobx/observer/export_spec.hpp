@@ -1,0 +1,528 @@
+// yobx/observer/export_spec.hpp — everything an export needs to know about
+// the observed inputs, in the forms its consumers read.
+//
+// InputObserver::infer_export_spec() gathers, for each input tensor, its
+// shapes across the calls and its labelled dynamic axes; for each label, the
+// observed range (or the user's bounds); the relations between labels; the
+// constant keyword arguments; what value_if_missing filled in; and warnings.
+// ExportSpec prints it as a report a person reads before exporting (text or
+// JSON), as a TensorRT optimization profile, as ONNX dim_params with ONNX
+// Runtime free-dimension overrides, and as JSON that from_json loads back.
+#pragma once
+
+#include <yobx/detail/json.hpp>
+#include <yobx/detail/repr.hpp>
+#include <yobx/error.hpp>
+#include <yobx/observer/dynamic_shapes.hpp>
+#include <yobx/observer/options.hpp>
+#include <yobx/observer/relations.hpp>
+#include <yobx/ordered_dict.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace yobx {
+
+/// One input tensor: its flat name (`input_ids`, `past_key_values.key_cache.0`),
+/// its shape in each call (nullopt where the call had none) and its dynamic axes.
+struct InputSpec {
+    std::string name;
+    std::vector<std::optional<std::vector<std::int64_t>>> shapes;
+    std::vector<DynamicDim> dims;
+    friend bool operator==(const InputSpec&, const InputSpec&) = default;
+};
+
+/// The sizes a labelled dimension may take: the observed ones, or the user's
+/// bounds when given. zero_or_one: a call saw it as 0 or 1, sizes torch.export
+/// specializes.
+struct DimRange {
+    std::string label;
+    std::int64_t min = 0;
+    std::int64_t max = 0;
+    std::int64_t observed_min = 0;
+    std::int64_t observed_max = 0;
+    bool user_bounds = false;
+    bool zero_or_one = false;
+    friend bool operator==(const DimRange&, const DimRange&) = default;
+};
+
+/// What infer_export_spec found (see the file comment).
+///   auto spec = observer.infer_export_spec({.dim_names = true, .bounds = {{"sequence_length", {1, 4096}}}});
+///   std::cout << spec.report();
+///   std::ofstream("profile.json") << spec.tensorrt_profile();
+class ExportSpec {
+public:
+    std::size_t num_calls = 0;
+    DynamicShapes dynamic_shapes;          // as infer_dynamic_shapes gives it (with Dims when derived_dims)
+    std::vector<InputSpec> inputs;
+    std::vector<DimRange> ranges;          // one per label, in order of first appearance
+    std::vector<DimRelation> relations;
+    std::vector<DimRelation> hints;
+    ordered_dict<std::string> constants;   // constant keyword arguments, as Python literals
+    ordered_dict<std::vector<std::size_t>> filled;  // argument -> the calls value_if_missing filled it in
+    std::vector<std::string> warnings;
+
+    friend bool operator==(const ExportSpec&, const ExportSpec&) = default;
+
+    /// The dynamic shapes as Python (see DynamicShapes::to_python).
+    std::string to_python() const { return dynamic_shapes.to_python(); }
+
+    /// The report a person reads before exporting.
+    std::string report() const {
+        std::string s = "Export readiness: " + std::to_string(num_calls) + " observed call(s), " +
+                        std::to_string(inputs.size()) + " input tensor(s).\n\nInputs:\n";
+        for (const auto& in : inputs) {
+            s += "  " + in.name + "\n    shapes: ";
+            for (std::size_t c = 0; c < in.shapes.size(); ++c) s += (c ? ", " : "") + shape_text(in.shapes[c]);
+            s += "\n    dynamic: ";
+            if (in.dims.empty()) s += "none";
+            for (std::size_t i = 0; i < in.dims.size(); ++i)
+                s += (i ? ", " : "") + std::to_string(in.dims[i].axis) + " -> " + (in.dims[i].label ? *in.dims[i].label : "DYNAMIC");
+            s += "\n";
+        }
+        s += "\nDimensions:\n";
+        if (ranges.empty()) s += "  none\n";
+        for (const auto& r : ranges) {
+            s += "  " + r.label + ": " + std::to_string(r.min) + ".." + std::to_string(r.max);
+            if (r.user_bounds)
+                s += " (user bounds; observed " + std::to_string(r.observed_min) + ".." + std::to_string(r.observed_max) + ")";
+            else s += " (observed)";
+            if (r.zero_or_one) s += ", seen as 0 or 1";
+            s += "\n";
+        }
+        const auto relation_lines = [&](const std::vector<DimRelation>& rs) {
+            if (rs.empty()) s += "  none\n";
+            for (const auto& r : rs)
+                s += "  " + r.to_string() + " (" + std::to_string(r.support) + " distinct observation(s)" +
+                     (r.torch_expressible() ? "" : "; torch.export cannot express it") + ")\n";
+        };
+        s += "\nRelations:\n";
+        relation_lines(relations);
+        s += "\nHints (hold in every call, too few observations to be sure):\n";
+        relation_lines(hints);
+        s += "\nConstant keyword arguments:\n";
+        if (constants.empty()) s += "  none\n";
+        for (const auto& [k, v] : constants) s += "  " + k + " = " + v + "\n";
+        s += "\nFilled by value_if_missing:\n";
+        if (filled.empty()) s += "  none\n";
+        for (const auto& [k, calls] : filled) s += "  " + k + " in call(s) " + join(calls) + "\n";
+        s += "\nWarnings:\n";
+        if (warnings.empty()) s += "  none\n";
+        for (const auto& w : warnings) s += "  - " + w + "\n";
+        return s;
+    }
+
+    /// The whole spec as JSON (the report's JSON form); from_json reads it back.
+    std::string to_json() const {
+        std::string s = "{\"yobx_export_spec\": 1, \"num_calls\": " + std::to_string(num_calls) +
+                        ", \"dynamic_shapes\": " + dynamic_shapes.to_json() + ", \"derived_dims\": ";
+        s += dynamic_shapes.definitions() ? "true" : "false";
+        s += ", \"inputs\": [";
+        for (std::size_t i = 0; i < inputs.size(); ++i) {
+            const InputSpec& in = inputs[i];
+            s += i ? ", {\"name\": " : "{\"name\": ";
+            detail::json::write_string(s, in.name);
+            s += ", \"shapes\": [";
+            for (std::size_t c = 0; c < in.shapes.size(); ++c) {
+                if (c) s += ", ";
+                if (in.shapes[c]) write_ints(s, *in.shapes[c]);
+                else s += "null";
+            }
+            s += "], \"dynamic\": {";
+            for (std::size_t d = 0; d < in.dims.size(); ++d) {
+                s += (d ? ", \"" : "\"") + std::to_string(in.dims[d].axis) + "\": ";
+                if (in.dims[d].label) detail::json::write_string(s, *in.dims[d].label);
+                else s += "null";
+            }
+            s += "}}";
+        }
+        s += "], \"ranges\": [";
+        for (std::size_t i = 0; i < ranges.size(); ++i) {
+            const DimRange& r = ranges[i];
+            s += i ? ", {\"label\": " : "{\"label\": ";
+            detail::json::write_string(s, r.label);
+            s += ", \"min\": " + std::to_string(r.min) + ", \"max\": " + std::to_string(r.max) +
+                 ", \"observed_min\": " + std::to_string(r.observed_min) + ", \"observed_max\": " +
+                 std::to_string(r.observed_max) + ", \"user_bounds\": " + (r.user_bounds ? "true" : "false") +
+                 ", \"zero_or_one\": " + (r.zero_or_one ? "true" : "false") + "}";
+        }
+        s += "], \"relations\": ";
+        write_relations(s, relations);
+        s += ", \"hints\": ";
+        write_relations(s, hints);
+        s += ", \"constants\": {";
+        bool first = true;
+        for (const auto& [k, v] : constants) {
+            s += first ? "" : ", ";
+            first = false;
+            detail::json::write_string(s, k);
+            s += ": ";
+            detail::json::write_string(s, v);
+        }
+        s += "}, \"filled\": {";
+        first = true;
+        for (const auto& [k, calls] : filled) {
+            s += first ? "" : ", ";
+            first = false;
+            detail::json::write_string(s, k);
+            s += ": ";
+            write_ints(s, std::vector<std::int64_t>(calls.begin(), calls.end()));
+        }
+        s += "}, \"warnings\": [";
+        for (std::size_t i = 0; i < warnings.size(); ++i) {
+            if (i) s += ", ";
+            detail::json::write_string(s, warnings[i]);
+        }
+        s += "]}";
+        return s;
+    }
+
+    /// Loads what to_json wrote. Throws value_error naming the JSON path and what was expected.
+    static ExportSpec from_json(std::string_view text) {
+        using detail::json::Node;
+        const Node doc = detail::json::Parser(text, "ExportSpec.from_json").parse();
+        Reader rd;
+        rd.object(doc, "$");
+        const Node& version = rd.need(doc, "$", "yobx_export_spec", Node::Kind::integer);
+        if (version.integer != 1)
+            rd.fail("$.yobx_export_spec", "unsupported version " + std::to_string(version.integer) + ", expected 1");
+        ExportSpec spec;
+        spec.num_calls = static_cast<std::size_t>(rd.non_negative(rd.need(doc, "$", "num_calls", Node::Kind::integer), "$.num_calls"));
+        spec.dynamic_shapes = rd.shapes(rd.need_any(doc, "$", "dynamic_shapes"), "$.dynamic_shapes");
+        const bool derived = rd.need(doc, "$", "derived_dims", Node::Kind::boolean).boolean;
+        const Node& inputs = rd.need(doc, "$", "inputs", Node::Kind::array);
+        for (std::size_t i = 0; i < inputs.array.size(); ++i) {
+            const std::string at = "$.inputs[" + std::to_string(i) + "]";
+            const Node& n = inputs.array[i];
+            rd.object(n, at);
+            InputSpec in;
+            in.name = rd.need(n, at, "name", Node::Kind::string).string;
+            const Node& shapes = rd.need(n, at, "shapes", Node::Kind::array);
+            for (std::size_t c = 0; c < shapes.array.size(); ++c) {
+                const std::string sat = at + ".shapes[" + std::to_string(c) + "]";
+                if (shapes.array[c].kind == Node::Kind::null) in.shapes.emplace_back(std::nullopt);
+                else in.shapes.emplace_back(rd.ints(shapes.array[c], sat));
+            }
+            in.dims = rd.dims(rd.need(n, at, "dynamic", Node::Kind::object), at + ".dynamic");
+            spec.inputs.push_back(std::move(in));
+        }
+        const Node& ranges = rd.need(doc, "$", "ranges", Node::Kind::array);
+        for (std::size_t i = 0; i < ranges.array.size(); ++i) {
+            const std::string at = "$.ranges[" + std::to_string(i) + "]";
+            const Node& n = ranges.array[i];
+            rd.object(n, at);
+            DimRange r;
+            r.label = rd.need(n, at, "label", Node::Kind::string).string;
+            r.min = rd.need(n, at, "min", Node::Kind::integer).integer;
+            r.max = rd.need(n, at, "max", Node::Kind::integer).integer;
+            r.observed_min = rd.need(n, at, "observed_min", Node::Kind::integer).integer;
+            r.observed_max = rd.need(n, at, "observed_max", Node::Kind::integer).integer;
+            r.user_bounds = rd.need(n, at, "user_bounds", Node::Kind::boolean).boolean;
+            r.zero_or_one = rd.need(n, at, "zero_or_one", Node::Kind::boolean).boolean;
+            if (r.min > r.max) rd.fail(at, "min " + std::to_string(r.min) + " is greater than max " + std::to_string(r.max));
+            spec.ranges.push_back(std::move(r));
+        }
+        spec.relations = rd.relations(rd.need(doc, "$", "relations", Node::Kind::array), "$.relations");
+        spec.hints = rd.relations(rd.need(doc, "$", "hints", Node::Kind::array), "$.hints");
+        const Node& constants = rd.need(doc, "$", "constants", Node::Kind::object);
+        for (std::size_t i = 0; i < constants.keys.size(); ++i) {
+            const std::string at = "$.constants." + constants.keys[i];
+            if (constants.array[i].kind != Node::Kind::string) rd.wrong(at, "a string", constants.array[i]);
+            spec.constants.insert_or_assign(constants.keys[i], constants.array[i].string);
+        }
+        const Node& filled = rd.need(doc, "$", "filled", Node::Kind::object);
+        for (std::size_t i = 0; i < filled.keys.size(); ++i) {
+            std::vector<std::size_t> calls;
+            for (auto c : rd.ints(filled.array[i], "$.filled." + filled.keys[i]))
+                calls.push_back(static_cast<std::size_t>(rd.non_negative_value(c, "$.filled." + filled.keys[i])));
+            spec.filled.insert_or_assign(filled.keys[i], std::move(calls));
+        }
+        const Node& warnings = rd.need(doc, "$", "warnings", Node::Kind::array);
+        for (std::size_t i = 0; i < warnings.array.size(); ++i) {
+            if (warnings.array[i].kind != Node::Kind::string)
+                rd.wrong("$.warnings[" + std::to_string(i) + "]", "a string", warnings.array[i]);
+            spec.warnings.push_back(warnings.array[i].string);
+        }
+        if (derived) {
+            DimDefinitions d;
+            for (const auto& r : spec.ranges) {
+                d.labels.push_back(r.label);
+                if (r.user_bounds) d.bounds[r.label] = {r.min, r.max};
+            }
+            d.relations = spec.relations;
+            spec.dynamic_shapes.set_definitions(std::move(d));
+        }
+        return spec;
+    }
+
+    /// A TensorRT optimization profile as JSON, {input: {"min": [...], "opt": [...], "max": [...]}}.
+    /// min and max are per axis over the calls (a label's user bounds win); opt is the most
+    /// frequent observed shape (the earliest on a tie), or opt[input] when given.
+    std::string tensorrt_profile(const std::map<std::string, std::vector<std::int64_t>>& opt = {}) const {
+        for (const auto& [name, shape] : opt)
+            if (std::none_of(inputs.begin(), inputs.end(), [&](const InputSpec& in) { return in.name == name; }))
+                throw value_error("tensorrt_profile: opt names " + detail::repr_string(name) + ", which is not an input");
+        std::string s = "{";
+        bool first = true;
+        for (const auto& in : inputs) {
+            std::vector<std::vector<std::int64_t>> seen;
+            for (const auto& sh : in.shapes)
+                if (sh) seen.push_back(*sh);
+            if (seen.empty()) continue;
+            std::vector<std::int64_t> lo = seen[0], hi = seen[0];
+            for (const auto& sh : seen)
+                for (std::size_t a = 0; a < sh.size() && a < lo.size(); ++a) {
+                    lo[a] = std::min(lo[a], sh[a]);
+                    hi[a] = std::max(hi[a], sh[a]);
+                }
+            for (const auto& d : in.dims)
+                if (d.label)
+                    for (const auto& r : ranges)
+                        if (r.label == *d.label && r.user_bounds) {
+                            lo[static_cast<std::size_t>(d.axis)] = r.min;
+                            hi[static_cast<std::size_t>(d.axis)] = r.max;
+                        }
+            std::vector<std::int64_t> best = seen[0];
+            std::size_t best_count = 0;
+            for (const auto& sh : seen) {
+                const auto n = static_cast<std::size_t>(std::count(seen.begin(), seen.end(), sh));
+                if (n > best_count) {
+                    best = sh;
+                    best_count = n;
+                }
+            }
+            if (auto it = opt.find(in.name); it != opt.end()) {
+                if (it->second.size() != lo.size())
+                    throw value_error("tensorrt_profile: opt shape of " + detail::repr_string(in.name) + " has rank " +
+                                      std::to_string(it->second.size()) + ", the input has rank " + std::to_string(lo.size()));
+                best = it->second;
+            }
+            s += first ? "" : ", ";
+            first = false;
+            detail::json::write_string(s, in.name);
+            s += ": {\"min\": ";
+            write_ints(s, lo);
+            s += ", \"opt\": ";
+            write_ints(s, best);
+            s += ", \"max\": ";
+            write_ints(s, hi);
+            s += "}";
+        }
+        return s + "}";
+    }
+
+    /// For ONNX: the dim_param of every dynamic axis per input, and free-dimension overrides for
+    /// ONNX Runtime (each label's most frequent observed size, the smallest on a tie):
+    /// {"dim_params": {input: {"0": "batch_size"}}, "free_dimension_overrides": {"batch_size": 2}}.
+    /// An axis with no label is named `<input>_dim_<axis>` (dots made underscores).
+    std::string onnx_dims() const {
+        std::string s = "{\"dim_params\": {";
+        bool first = true;
+        std::map<std::string, std::map<std::int64_t, std::size_t>> counts;  // label -> size -> calls
+        std::vector<std::string> order;
+        for (const auto& in : inputs) {
+            if (in.dims.empty()) continue;
+            s += first ? "" : ", ";
+            first = false;
+            detail::json::write_string(s, in.name);
+            s += ": {";
+            for (std::size_t i = 0; i < in.dims.size(); ++i) {
+                const DynamicDim& d = in.dims[i];
+                std::string label = d.label ? *d.label : in.name + "_dim_" + std::to_string(d.axis);
+                std::replace(label.begin(), label.end(), '.', '_');
+                s += (i ? ", \"" : "\"") + std::to_string(d.axis) + "\": ";
+                detail::json::write_string(s, label);
+                if (!counts.contains(label)) {
+                    order.push_back(label);
+                    counts[label];
+                    for (const auto& sh : in.shapes)
+                        if (sh) ++counts[label][(*sh)[static_cast<std::size_t>(d.axis)]];
+                }
+            }
+            s += "}";
+        }
+        s += "}, \"free_dimension_overrides\": {";
+        for (std::size_t i = 0; i < order.size(); ++i) {
+            const auto& sizes = counts[order[i]];
+            std::int64_t value = 0;
+            std::size_t best = 0;
+            for (const auto& [size, n] : sizes)
+                if (n > best) {
+                    value = size;
+                    best = n;
+                }
+            if (i) s += ", ";
+            detail::json::write_string(s, order[i]);
+            s += ": " + std::to_string(value);
+        }
+        return s + "}}";
+    }
+
+private:
+    static std::string shape_text(const std::optional<std::vector<std::int64_t>>& sh) {
+        if (!sh) return "absent";
+        std::string s = "[";
+        for (std::size_t i = 0; i < sh->size(); ++i) s += (i ? ", " : "") + std::to_string((*sh)[i]);
+        return s + "]";
+    }
+    static std::string join(const std::vector<std::size_t>& v) {
+        std::string s;
+        for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+        return s;
+    }
+    static void write_ints(std::string& s, const std::vector<std::int64_t>& v) {
+        s += "[";
+        for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+        s += "]";
+    }
+    static std::string_view kind_name(RelationKind k) {
+        switch (k) {
+            case RelationKind::offset: return "offset";
+            case RelationKind::scale: return "scale";
+            case RelationKind::floordiv: return "floordiv";
+            case RelationKind::sum: return "sum";
+        }
+        return "?";
+    }
+    static void write_relations(std::string& s, const std::vector<DimRelation>& rs) {
+        s += "[";
+        for (std::size_t i = 0; i < rs.size(); ++i) {
+            const DimRelation& r = rs[i];
+            s += i ? ", {\"dim\": " : "{\"dim\": ";
+            detail::json::write_string(s, r.dim);
+            s += ", \"kind\": \"" + std::string(kind_name(r.kind)) + "\", \"base\": ";
+            detail::json::write_string(s, r.base);
+            s += ", \"other\": ";
+            detail::json::write_string(s, r.other);
+            s += ", \"constant\": " + std::to_string(r.constant) + ", \"support\": " + std::to_string(r.support) +
+                 ", \"evidence\": " + std::to_string(r.evidence) + ", \"text\": ";
+            detail::json::write_string(s, r.to_string());
+            s += "}";
+        }
+        s += "]";
+    }
+
+    // from_json's checks, each error naming the JSON path.
+    struct Reader {
+        using Node = detail::json::Node;
+        [[noreturn]] void fail(const std::string& at, const std::string& why) const {
+            throw value_error("ExportSpec.from_json: " + at + ": " + why);
+        }
+        [[noreturn]] void wrong(const std::string& at, std::string_view expected, const Node& got) const {
+            fail(at, "expected " + std::string(expected) + ", got " + std::string(detail::json::kind_name(got.kind)));
+        }
+        void object(const Node& n, const std::string& at) const {
+            if (n.kind != Node::Kind::object) wrong(at, "an object", n);
+        }
+        const Node& need_any(const Node& n, const std::string& at, std::string_view key) const {
+            const Node* m = n.find(key);
+            if (!m) fail(at, "missing member \"" + std::string(key) + "\"");
+            return *m;
+        }
+        const Node& need(const Node& n, const std::string& at, std::string_view key, Node::Kind kind) const {
+            const Node& m = need_any(n, at, key);
+            if (m.kind != kind) wrong(at + "." + std::string(key), detail::json::kind_name(kind), m);
+            return m;
+        }
+        std::int64_t non_negative_value(std::int64_t v, const std::string& at) const {
+            if (v < 0) fail(at, "expected a non-negative integer, got " + std::to_string(v));
+            return v;
+        }
+        std::int64_t non_negative(const Node& n, const std::string& at) const { return non_negative_value(n.integer, at); }
+        std::vector<std::int64_t> ints(const Node& n, const std::string& at) const {
+            if (n.kind != Node::Kind::array) wrong(at, "an array of integers", n);
+            std::vector<std::int64_t> out;
+            for (std::size_t i = 0; i < n.array.size(); ++i) {
+                if (n.array[i].kind != Node::Kind::integer) wrong(at + "[" + std::to_string(i) + "]", "an integer", n.array[i]);
+                out.push_back(n.array[i].integer);
+            }
+            return out;
+        }
+        std::vector<DynamicDim> dims(const Node& n, const std::string& at) const {
+            std::vector<DynamicDim> out;
+            for (std::size_t i = 0; i < n.keys.size(); ++i) {
+                const std::string& k = n.keys[i];
+                std::int64_t axis = 0;
+                if (k.empty() || k.size() > 9 || !std::all_of(k.begin(), k.end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
+                    fail(at, "axis \"" + k + "\" is not a non-negative integer");
+                axis = std::stoll(k);
+                if (!out.empty() && axis <= out.back().axis) fail(at, "axes must be increasing, got " + k + " after " + std::to_string(out.back().axis));
+                const Node& v = n.array[i];
+                if (v.kind == Node::Kind::null) out.push_back({axis, std::nullopt});
+                else if (v.kind == Node::Kind::string) out.push_back({axis, v.string});
+                else wrong(at + "." + k, "a label (a string) or null", v);
+            }
+            return out;
+        }
+        DynamicShapes shapes(const Node& n, const std::string& at) const {
+            switch (n.kind) {
+                case Node::Kind::null: return DynamicShapes();
+                case Node::Kind::array: {
+                    std::vector<DynamicShapes> items;
+                    for (std::size_t i = 0; i < n.array.size(); ++i) items.push_back(shapes(n.array[i], at + "[" + std::to_string(i) + "]"));
+                    return DynamicShapes::list(std::move(items));
+                }
+                case Node::Kind::object: {
+                    if (n.keys.size() != 1) fail(at, "expected one of {\"dims\": ...}, {\"tuple\": [...]}, {\"dict\": {...}}");
+                    const Node& v = n.array[0];
+                    if (n.keys[0] == "dims") {
+                        object(v, at + ".dims");
+                        return DynamicShapes::tensor(dims(v, at + ".dims"));
+                    }
+                    if (n.keys[0] == "tuple") {
+                        if (v.kind != Node::Kind::array) wrong(at + ".tuple", "an array", v);
+                        std::vector<DynamicShapes> items;
+                        for (std::size_t i = 0; i < v.array.size(); ++i)
+                            items.push_back(shapes(v.array[i], at + ".tuple[" + std::to_string(i) + "]"));
+                        return DynamicShapes::tuple(std::move(items));
+                    }
+                    if (n.keys[0] == "dict") {
+                        object(v, at + ".dict");
+                        ordered_dict<DynamicShapes> d;
+                        for (std::size_t i = 0; i < v.keys.size(); ++i) {
+                            if (d.contains(v.keys[i])) fail(at + ".dict", "duplicate key \"" + v.keys[i] + "\"");
+                            d.append_unique(v.keys[i], shapes(v.array[i], at + ".dict." + v.keys[i]));
+                        }
+                        return DynamicShapes::dict(std::move(d));
+                    }
+                    fail(at, "unknown member \"" + n.keys[0] + "\", expected \"dims\", \"tuple\" or \"dict\"");
+                }
+                default: wrong(at, "null, an array or an object", n);
+            }
+        }
+        std::vector<DimRelation> relations(const Node& n, const std::string& at) const {
+            std::vector<DimRelation> out;
+            for (std::size_t i = 0; i < n.array.size(); ++i) {
+                const std::string rat = at + "[" + std::to_string(i) + "]";
+                const Node& m = n.array[i];
+                object(m, rat);
+                DimRelation r;
+                r.dim = need(m, rat, "dim", Node::Kind::string).string;
+                const std::string& kind = need(m, rat, "kind", Node::Kind::string).string;
+                if (kind == "offset") r.kind = RelationKind::offset;
+                else if (kind == "scale") r.kind = RelationKind::scale;
+                else if (kind == "floordiv") r.kind = RelationKind::floordiv;
+                else if (kind == "sum") r.kind = RelationKind::sum;
+                else fail(rat + ".kind", "unknown relation kind \"" + kind + "\", expected offset, scale, floordiv or sum");
+                r.base = need(m, rat, "base", Node::Kind::string).string;
+                r.other = need(m, rat, "other", Node::Kind::string).string;
+                if ((r.kind == RelationKind::sum) == r.other.empty())
+                    fail(rat, r.kind == RelationKind::sum ? "a sum needs \"other\"" : "only a sum has \"other\"");
+                r.constant = need(m, rat, "constant", Node::Kind::integer).integer;
+                r.support = static_cast<std::size_t>(non_negative(need(m, rat, "support", Node::Kind::integer), rat + ".support"));
+                r.evidence = static_cast<std::size_t>(non_negative(need(m, rat, "evidence", Node::Kind::integer), rat + ".evidence"));
+                out.push_back(std::move(r));
+            }
+            return out;
+        }
+    };
+};
+
+}  // namespace yobx
