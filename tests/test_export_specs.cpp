@@ -165,6 +165,11 @@ TEST_CASE("a TensorRT optimization profile and ONNX dim_params with free-dimensi
           "tensorrt_profile: opt names 'ids', which is not an input");
     CHECK(error_of<yobx::value_error>([&] { (void)spec.tensorrt_profile({{"input_ids", {4}}}); }) ==
           "tensorrt_profile: opt shape of 'input_ids' has rank 1, the input has rank 2");
+    // A spec built by hand is checked before it is printed.
+    yobx::ExportSpec broken = spec;
+    broken.inputs[0].dims.push_back({5, "x"});
+    CHECK(error_of<yobx::value_error>([&] { (void)broken.onnx_dims(); }) ==
+          "ExportSpec: axis 5 of 'input_ids' is beyond the rank of its shapes");
     CHECK(spec.onnx_dims() == R"({"dim_params": {"input_ids": {"0": "batch_size", "1": "sequence_length"}, "attention_mask": {"0": "batch_size", "1": "total_sequence_length"}, "past_key_values.key_cache.0": {"0": "batch_size", "2": "past_sequence_length"}, "past_key_values.value_cache.0": {"0": "batch_size", "2": "past_sequence_length"}, "pixel_values": {"0": "pixel_values_dim_0"}}, "free_dimension_overrides": {"batch_size": 2, "sequence_length": 1, "total_sequence_length": 7, "past_sequence_length": 7, "pixel_values_dim_0": 0}})");
 }
 
@@ -197,6 +202,11 @@ TEST_CASE("from_json: each malformed spec gets a message naming where and what")
           "ExportSpec.from_json: $.inputs[0].dynamic: axis \"x\" is not a non-negative integer");
     CHECK(message(replaced("\"shapes\": [[2, 5]", "\"shapes\": [[2, 5.5]")) ==
           "ExportSpec.from_json: $.inputs[0].shapes[0][1]: expected an integer, got a number");
+    CHECK(message(replaced("\"shapes\": [[2, 5], [2, 1]", "\"shapes\": [[2, 5], [2, 1, 1]")) ==
+          "ExportSpec.from_json: $.inputs[0].shapes[1]: rank 3, the earlier shapes have rank 2");
+    CHECK(message(replaced("\"dynamic\": {\"0\": \"batch_size\", \"1\": \"sequence_length\"}",
+                           "\"dynamic\": {\"0\": \"batch_size\", \"2\": \"sequence_length\"}")) ==
+          "ExportSpec.from_json: $.inputs[0].dynamic: axis 2 is beyond the rank 2 of the input's shapes");
     CHECK(message(replaced("\"min\": 1, \"max\": 4096", "\"min\": 5000, \"max\": 4096")) ==
           "ExportSpec.from_json: $.ranges[1]: min 5000 is greater than max 4096");
     CHECK(message(replaced("\"kind\": \"sum\"", "\"kind\": \"product\"")) ==

@@ -211,6 +211,18 @@ public:
                 else in.shapes.emplace_back(rd.ints(shapes.array[c], sat));
             }
             in.dims = rd.dims(rd.need(n, at, "dynamic", Node::Kind::object), at + ".dynamic");
+            std::optional<std::size_t> rank;
+            for (std::size_t c = 0; c < in.shapes.size(); ++c) {
+                if (!in.shapes[c]) continue;
+                if (rank && in.shapes[c]->size() != *rank)
+                    rd.fail(at + ".shapes[" + std::to_string(c) + "]", "rank " + std::to_string(in.shapes[c]->size()) +
+                                                                           ", the earlier shapes have rank " + std::to_string(*rank));
+                rank = in.shapes[c]->size();
+            }
+            for (const auto& d : in.dims)
+                if (static_cast<std::size_t>(d.axis) >= rank.value_or(0))
+                    rd.fail(at + ".dynamic", "axis " + std::to_string(d.axis) + " is beyond the rank " +
+                                                 std::to_string(rank.value_or(0)) + " of the input's shapes");
             spec.inputs.push_back(std::move(in));
         }
         const Node& ranges = rd.need(doc, "$", "ranges", Node::Kind::array);
@@ -266,9 +278,9 @@ public:
     /// min and max are per axis over the calls (a label's user bounds win); opt is the most
     /// frequent observed shape (the earliest on a tie), or opt[input] when given.
     std::string tensorrt_profile(const std::map<std::string, std::vector<std::int64_t>>& opt = {}) const {
-        for (const auto& [name, shape] : opt)
-            if (std::none_of(inputs.begin(), inputs.end(), [&](const InputSpec& in) { return in.name == name; }))
-                throw value_error("tensorrt_profile: opt names " + detail::repr_string(name) + ", which is not an input");
+        for (const auto& entry : opt)  // (not a structured binding: clang 14 cannot capture one)
+            if (std::none_of(inputs.begin(), inputs.end(), [&](const InputSpec& in) { return in.name == entry.first; }))
+                throw value_error("tensorrt_profile: opt names " + detail::repr_string(entry.first) + ", which is not an input");
         std::string s = "{";
         bool first = true;
         for (const auto& in : inputs) {
@@ -276,6 +288,7 @@ public:
             for (const auto& sh : in.shapes)
                 if (sh) seen.push_back(*sh);
             if (seen.empty()) continue;
+            check_input(in);
             std::vector<std::int64_t> lo = seen[0], hi = seen[0];
             for (const auto& sh : seen)
                 for (std::size_t a = 0; a < sh.size() && a < lo.size(); ++a) {
@@ -339,6 +352,7 @@ public:
                 std::replace(label.begin(), label.end(), '.', '_');
                 s += (i ? ", \"" : "\"") + std::to_string(d.axis) + "\": ";
                 detail::json::write_string(s, label);
+                check_input(in);
                 if (!counts.contains(label)) {
                     order.push_back(label);
                     counts[label];
@@ -366,6 +380,21 @@ public:
     }
 
 private:
+    // Every shape of one rank, every dynamic axis within it (what from_json checks, for specs built by hand).
+    static void check_input(const InputSpec& in) {
+        std::optional<std::size_t> rank;
+        for (const auto& sh : in.shapes) {
+            if (!sh) continue;
+            if (rank && sh->size() != *rank)
+                throw value_error("ExportSpec: the shapes of " + detail::repr_string(in.name) + " have different ranks");
+            rank = sh->size();
+        }
+        for (const auto& d : in.dims)
+            if (d.axis < 0 || static_cast<std::size_t>(d.axis) >= rank.value_or(0))
+                throw value_error("ExportSpec: axis " + std::to_string(d.axis) + " of " + detail::repr_string(in.name) +
+                                  " is beyond the rank of its shapes");
+    }
+
     static std::string shape_text(const std::optional<std::vector<std::int64_t>>& sh) {
         if (!sh) return "absent";
         std::string s = "[";

@@ -462,7 +462,9 @@ public:
             if (b.first > b.second)
                 throw value_error("bounds of " + detail::repr_string(label) + ": min " + std::to_string(b.first) +
                                   " is greater than max " + std::to_string(b.second));
-            if (std::none_of(observed.begin(), observed.end(), [&](const DimSeries& x) { return x.label == label; }))
+            bool known = false;
+            for (const auto& x : observed) known = known || x.label == label;
+            if (!known)
                 throw value_error("bounds given for " + detail::repr_string(label) +
                                   ", which is not the label of a dynamic dimension");
         }
