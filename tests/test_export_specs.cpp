@@ -233,3 +233,17 @@ TEST_CASE("warnings: an explicitly named axis that never varied, an input absent
     CHECK(spec.relations.empty());
     CHECK(spec.ranges == std::vector<yobx::DimRange>{{"batch", 3, 20, 3, 20, false, false}});
 }
+
+TEST_CASE("constant keyword arguments show in the spec as Python literals") {
+    Obs obs;
+    auto forward = obs.wrap([](yobx::Args<T> args, yobx::Kwargs<T>) { return args[0].tensor(); },
+                            yobx::Signature{param("x"), yobx::kw_only("use_cache", false), yobx::kw_only("mode", "a")});
+    for (std::int64_t n : {3, 8}) forward({V(tensor({n, 4}))}, {{"use_cache", V(true)}, {"mode", V("b")}});
+    const auto spec = obs.infer_export_spec();
+    CHECK(spec.constants.size() == 2);
+    CHECK(spec.constants.find("use_cache")->second == "True");
+    CHECK(spec.constants.find("mode")->second == "'b'");
+    const std::string report = spec.report();
+    CHECK(report.find("Constant keyword arguments:\n  use_cache = True\n  mode = 'b'\n") != std::string::npos);
+    CHECK(yobx::ExportSpec::from_json(spec.to_json()) == spec);
+}
