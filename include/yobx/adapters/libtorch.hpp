@@ -190,6 +190,13 @@ inline c10::IValue to_ivalue(const TValue& v, CustomNodes custom = CustomNodes::
         for (const auto& i : list) out.push_back(to_ivalue(i, custom));
         return out;
     };
+    const auto list_of = [&](const TValue::List& list) {
+        std::vector<c10::IValue> items = items_of(list);
+        c10::impl::GenericList out(detail::element_type(items));
+        out.reserve(items.size());
+        for (auto& i : items) out.push_back(std::move(i));
+        return c10::IValue(std::move(out));
+    };
     switch (v.kind()) {
         case K::none: return c10::IValue();
         case K::boolean: return c10::IValue(v.as_bool());
@@ -197,13 +204,7 @@ inline c10::IValue to_ivalue(const TValue& v, CustomNodes custom = CustomNodes::
         case K::floating: return c10::IValue(v.as_double());
         case K::string: return c10::IValue(v.as_string());
         case K::tensor: return c10::IValue(v.tensor());
-        case K::list: {
-            std::vector<c10::IValue> items = items_of(v.items());
-            c10::impl::GenericList list(detail::element_type(items));
-            list.reserve(items.size());
-            for (auto& i : items) list.push_back(std::move(i));
-            return c10::IValue(std::move(list));
-        }
+        case K::list: return list_of(v.items());
         case K::tuple: return c10::IValue(c10::ivalue::Tuple::create(items_of(v.items())));
         case K::dict: {
             std::vector<std::string> keys;
@@ -221,11 +222,7 @@ inline c10::IValue to_ivalue(const TValue& v, CustomNodes custom = CustomNodes::
                 throw type_error("to_ivalue: " + v.type_name() +
                                  " is a registered node, which has no IValue form; pass CustomNodes::as_lists "
                                  "to write it as the list of its children");
-            const auto& c = v.custom();
-            std::vector<c10::IValue> items = items_of(c.children);
-            c10::impl::GenericList list(detail::element_type(items));
-            for (auto& i : items) list.push_back(std::move(i));
-            return c10::IValue(std::move(list));
+            return list_of(v.custom().children);
         }
     }
     throw type_error("to_ivalue: unknown Value kind");

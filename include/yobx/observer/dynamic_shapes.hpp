@@ -224,13 +224,12 @@ private:
             s += ")\n";
         }
         for (const auto& r : d.relations) {
-            const std::string dim = detail::python_identifier(r.dim), base = detail::python_identifier(r.base);
+            DimRelation named = r;  // the relation over the Python names
+            named.dim = detail::python_identifier(r.dim);
+            named.base = detail::python_identifier(r.base);
             switch (r.kind) {
-                case RelationKind::offset:
-                    s += dim + " = " + base + (r.constant < 0 ? " - " : " + ") +
-                         std::to_string(r.constant < 0 ? -r.constant : r.constant) + "\n";
-                    break;
-                case RelationKind::scale: s += dim + " = " + std::to_string(r.constant) + " * " + base + "\n"; break;
+                case RelationKind::offset: s += named.to_string() + "\n"; break;
+                case RelationKind::scale: s += named.dim + " = " + std::to_string(r.constant) + " * " + named.base + "\n"; break;
                 case RelationKind::sum:
                     s += "# " + r.to_string() + " (torch.export cannot express a sum of two dimensions)\n";
                     break;

@@ -302,24 +302,11 @@ public:
         const auto dims = infer_dynamic_dimensions(options.set_batch_dimension_for);
         const bool automatic = options.derived_dims && options.dim_names.mode() == DimNames::Mode::none;
         const auto labels = label_dims(dims, automatic ? DimNames::automatic() : options.dim_names);
-        DynamicShapes out = mirror_best(dims, labels);
-        if (options.derived_dims) {
-            for (const auto& [label, b] : options.bounds)
-                if (b.first > b.second)
-                    throw value_error("bounds of " + detail::repr_string(label) + ": min " + std::to_string(b.first) +
-                                      " is greater than max " + std::to_string(b.second));
-            DimDefinitions d;
-            const auto series = dim_series(dims, labels, /*assumed=*/true);
-            for (const auto& s : series) d.labels.push_back(s.label);
-            for (const auto& [label, b] : options.bounds)
-                if (std::find(d.labels.begin(), d.labels.end(), label) == d.labels.end())
-                    throw value_error("bounds given for " + detail::repr_string(label) +
-                                      ", which is not the label of a dynamic dimension");
-            d.relations = find_relations(series, options.relations).relations;
-            d.bounds = options.bounds;
-            out.set_definitions(std::move(d));
-        }
-        return out;
+        if (!options.derived_dims) return mirror_best(dims, labels);
+        const auto series = dim_series(dims, labels, /*assumed=*/true);
+        check_bounds(options.bounds, series);
+        return with_definitions(mirror_best(dims, labels), series, find_relations(series, options.relations).relations,
+                                options.bounds);
     }
 
 
@@ -447,26 +434,20 @@ public:
         DynamicShapesOptions o = options;
         if (o.dim_names.mode() == DimNames::Mode::none) o.dim_names = DimNames::automatic();
         ExportSpec spec;
-        spec.dynamic_shapes = infer_dynamic_shapes(o);
         const auto dims = infer_dynamic_dimensions(o.set_batch_dimension_for);
         const auto labels = label_dims(dims, o.dim_names);
+        const auto observed = dim_series(dims, labels, /*assumed=*/false);
+        const auto assumed = dim_series(dims, labels, /*assumed=*/true);
+        check_bounds(o.bounds, observed);
+        Relations rel = find_relations(assumed, o.relations);
+        spec.dynamic_shapes = mirror_best(dims, labels);
+        if (o.derived_dims) spec.dynamic_shapes = with_definitions(std::move(spec.dynamic_shapes), assumed, rel.relations, o.bounds);
         spec.num_calls = inputs_.size();
         const auto names = flat_names();
         for (std::size_t f = 0; f < dims.size(); ++f) {
             InputSpec in{names[f], shapes_at(f), {}};
             for (std::size_t i = 0; i < dims[f].size(); ++i) in.dims.push_back({dims[f][i], labels[f][i]});
             spec.inputs.push_back(std::move(in));
-        }
-        const auto observed = dim_series(dims, labels, /*assumed=*/false);
-        for (const auto& [label, b] : o.bounds) {
-            if (b.first > b.second)
-                throw value_error("bounds of " + detail::repr_string(label) + ": min " + std::to_string(b.first) +
-                                  " is greater than max " + std::to_string(b.second));
-            bool known = false;
-            for (const auto& x : observed) known = known || x.label == label;
-            if (!known)
-                throw value_error("bounds given for " + detail::repr_string(label) +
-                                  ", which is not the label of a dynamic dimension");
         }
         for (const auto& series : observed) {
             DimRange r;
@@ -497,7 +478,6 @@ public:
                                         "backed_size_oblivious");
             spec.ranges.push_back(std::move(r));
         }
-        Relations rel = find_relations(dim_series(dims, labels, /*assumed=*/true), o.relations);
         spec.relations = std::move(rel.relations);
         spec.hints = std::move(rel.hints);
         for (const auto& [k, v] : inputs_[best_].cst_kwargs()) spec.constants.insert_or_assign(k, v.repr());
@@ -548,6 +528,31 @@ public:
     }
 
 private:
+    // User bounds: min <= max, on labels of dynamic dimensions (`series` has one entry per label).
+    static void check_bounds(const DimBounds& bounds, const std::vector<DimSeries>& series) {
+        for (const auto& [label, b] : bounds) {
+            if (b.first > b.second)
+                throw value_error("bounds of " + detail::repr_string(label) + ": min " + std::to_string(b.first) +
+                                  " is greater than max " + std::to_string(b.second));
+            bool known = false;
+            for (const auto& x : series) known = known || x.label == label;
+            if (!known)
+                throw value_error("bounds given for " + detail::repr_string(label) +
+                                  ", which is not the label of a dynamic dimension");
+        }
+    }
+
+    // The dynamic shapes with the torch.export.Dim definitions to_python() writes (derived_dims).
+    static DynamicShapes with_definitions(DynamicShapes shapes, const std::vector<DimSeries>& series,
+                                          std::vector<DimRelation> relations, const DimBounds& bounds) {
+        DimDefinitions d;
+        for (const auto& x : series) d.labels.push_back(x.label);
+        d.relations = std::move(relations);
+        d.bounds = bounds;
+        shapes.set_definitions(std::move(d));
+        return shapes;
+    }
+
     // The name of each flat tensor of the best candidate: the argument, then `.key` or `.index` per level
     // (`past_key_values.key_cache.0`); an *args item is `<args>_<j>`.
     std::vector<std::string> flat_names() const {
