@@ -100,6 +100,15 @@ static void dynamic_flatten(benchmark::State& state) {
 }
 BENCHMARK(dynamic_flatten);
 
+static void dynamic_flatten_ptrs(benchmark::State& state) {
+    const V v = yobx::to_value(make_kwargs());
+    for (auto _ : state) {
+        auto r = yobx::tree_flatten_ptrs(v);
+        benchmark::DoNotOptimize(r);
+    }
+}
+BENCHMARK(dynamic_flatten_ptrs);
+
 static void dynamic_unflatten(benchmark::State& state) {
     const auto [leaves, spec] = yobx::tree_flatten(yobx::to_value(make_kwargs()));
     for (auto _ : state) {

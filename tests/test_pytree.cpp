@@ -6,6 +6,9 @@
 #include <doctest/doctest.h>
 
 #include <map>
+#include <stdexcept>
+#include <string>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -209,6 +212,95 @@ TEST_CASE("fixed-size flatten fills a std::array") {
     CHECK(ptrs[3] == &std::get<0>(f.z));
     auto pp = yobx::tree_leaf_ptrs(Pair2{});
     CHECK(pp.size() == 2);
+}
+
+TEST_CASE("tree_flatten_ptrs gives the addresses inside the argument and the same spec") {
+    KVCache cache{{tensor({1}), tensor({2})}, {tensor({3})}};
+    std::tuple<DenseTensor, std::vector<DenseTensor>, std::optional<KVCache>, int> x{tensor({4}), {tensor({5})}, cache, 7};
+    auto [ptrs, spec] = yobx::tree_flatten_ptrs(x);
+    static_assert(std::is_same_v<decltype(ptrs), std::vector<const DenseTensor*>>);
+    REQUIRE(ptrs.size() == 5);
+    CHECK(ptrs[0] == &std::get<0>(x));
+    CHECK(ptrs[1] == &std::get<1>(x)[0]);
+    CHECK(ptrs[2] == &std::get<2>(x)->key_cache[0]);
+    CHECK(ptrs[3] == &std::get<2>(x)->key_cache[1]);
+    CHECK(ptrs[4] == &std::get<2>(x)->value_cache[0]);
+    CHECK(spec.to_string() == "TreeSpec(tuple, None, [*, TreeSpec(list, None, [*]), TreeSpec(DynamicCache, "
+                              "['key_cache', 'value_cache'], [TreeSpec(list, None, [*, *]), TreeSpec(list, None, "
+                              "[*])]), 7])");
+    CHECK(spec == yobx::tree_structure(x));
+}
+
+// A registered node whose flatten flattens something itself, while the
+// outer flatten is writing its spec.
+struct Checked {
+    std::vector<DenseTensor> items;
+};
+
+template <>
+struct yobx::pytree_node<Checked> {
+    static constexpr std::string_view type_name = "Checked";
+    static auto flatten(const Checked& c) {
+        if (yobx::tree_leaves(c.items).size() != yobx::tree_structure(c.items).num_leaves())
+            throw std::logic_error("the nested flatten disagrees with itself");
+        return std::tie(c.items);
+    }
+    static Checked unflatten(std::vector<DenseTensor> items) { return {std::move(items)}; }
+};
+
+TEST_CASE("flattening the same structure again shares its spec") {
+    std::vector<DenseTensor> a{tensor({1}), tensor({2})}, b{tensor({3}), tensor({4})};
+    const auto sa = yobx::tree_structure(a);
+    const auto sb = yobx::tree_structure(b);
+    CHECK(sa == sb);
+    CHECK(&sa.data() == &sb.data());
+    CHECK(&yobx::tree_structure(std::vector<DenseTensor>(3)).data() != &sa.data());
+
+    // Interning compares bits: -0.0 equals 0.0 as a constant, but prints differently.
+    const auto zero = yobx::tree_structure<DenseTensor>(std::tuple{0.0});
+    const auto minus_zero = yobx::tree_structure<DenseTensor>(std::tuple{-0.0});
+    CHECK(zero.to_string() == "TreeSpec(tuple, None, [0.0])");
+    CHECK(minus_zero.to_string() == "TreeSpec(tuple, None, [-0.0])");
+    CHECK(zero == minus_zero);
+    CHECK(&zero.data() != &minus_zero.data());
+
+    // More structures than the thread keeps: the first is built again, the same.
+    for (int n = 0; n < 6; ++n) CHECK(yobx::tree_structure<DenseTensor>(std::vector<int>(n)).num_children() == n);
+    CHECK(yobx::tree_structure(a).to_string() == "TreeSpec(list, None, [*, *])");
+}
+
+TEST_CASE("a registered node may flatten inside its own flatten") {
+    std::tuple<DenseTensor, Checked, std::vector<DenseTensor>> x{tensor({1}), {{tensor({2}), tensor({3})}}, {tensor({4})}};
+    auto [leaves, spec] = yobx::tree_flatten(x);
+    CHECK(spec.to_string() ==
+          "TreeSpec(tuple, None, [*, TreeSpec(Checked, None, [TreeSpec(list, None, [*, *])]), TreeSpec(list, None, [*])])");
+    REQUIRE(leaves.size() == 4);
+    CHECK(leaves[3].shares_storage_with(std::get<2>(x)[0]));
+    auto [ptrs, spec2] = yobx::tree_flatten_ptrs(x);
+    CHECK(spec2 == spec);
+    CHECK(ptrs[2] == &std::get<1>(x).items[1]);
+}
+
+TEST_CASE("threads flatten at the same time, each with its own structures") {
+    auto work = [](int width) {
+        std::vector<std::vector<DenseTensor>> x(static_cast<std::size_t>(width), std::vector<DenseTensor>(2));
+        std::string expected = "TreeSpec(list, None, [";
+        for (int i = 0; i < width; ++i) expected += i ? ", TreeSpec(list, None, [*, *])" : "TreeSpec(list, None, [*, *])";
+        expected += "])";
+        bool ok = true;
+        for (int k = 0; k < 200; ++k) {
+            auto [leaves, spec] = yobx::tree_flatten(x);
+            ok = ok && leaves.size() == static_cast<std::size_t>(2 * width) && spec.to_string() == expected;
+        }
+        return ok;
+    };
+    bool first = false, second = false;
+    std::thread t1([&] { first = work(3); });
+    std::thread t2([&] { second = work(5); });
+    t1.join();
+    t2.join();
+    CHECK(first);
+    CHECK(second);
 }
 
 TEST_CASE("tree_map replaces every leaf") {

@@ -5,6 +5,8 @@
 
 #include <doctest/doctest.h>
 
+#include <span>
+
 using namespace test;
 using V = yobx::Value<DenseTensor>;
 
@@ -135,6 +137,59 @@ TEST_CASE("a Value unflattens from any spec") {
         "\"children\": [{\"kind\": \"leaf\"}, {\"kind\": \"float\", \"value\": \"-inf\"}]}}");
     V v = yobx::tree_unflatten<V>(std::vector{tensor({1, 5})}, spec);
     CHECK(v.repr() == "Out(logits=Tensor(shape=[1, 5], dtype=float32), n=-inf)");
+}
+
+TEST_CASE("a Value of every kind unflattens back equal, from copies or moved leaves") {
+    auto t = [](std::int64_t n) { return tensor({n}); };
+    V v = V::tuple({t(1), t(2), yobx::none, t(3), V::list({t(4)}), 3, t(5), "s", 0.5, false,
+                    V::dict({{"a", t(6)}, {"b", V::list()}, {"c", V::tuple({t(7), t(8)})}}),
+                    V::custom("DynamicCache", {"key_cache", "value_cache"}, {V::list({t(9), t(10)}), V::list()}),
+                    V::custom("P", {}, {t(11), 1})});
+    auto [leaves, spec] = yobx::tree_flatten(v);
+    REQUIRE(leaves.size() == 11);
+    for (std::size_t i = 0; i < leaves.size(); ++i) CHECK(leaves[i].shape()[0] == static_cast<std::int64_t>(i + 1));
+    const V copied = yobx::tree_unflatten<V>(std::span<const DenseTensor>(leaves), spec);
+    CHECK(copied == v);
+    const V moved = yobx::tree_unflatten<V>(std::move(leaves), spec);
+    CHECK(moved == v);
+    CHECK(moved.repr() == v.repr());
+}
+
+TEST_CASE("tree_flatten_ptrs on a Value points at the tensors it holds") {
+    V v = V::dict({{"ids", tensor({1})},
+                   {"layers", V::list({tensor({2}), yobx::none, tensor({3}), tensor({4}), V::list({tensor({5})}), 1})},
+                   {"cache", V::custom("DynamicCache", {"key_cache"}, {V::list({tensor({6})})})}});
+    auto [ptrs, spec] = yobx::tree_flatten_ptrs(v);
+    REQUIRE(ptrs.size() == 6);
+    CHECK(ptrs[0] == &v["ids"].tensor());
+    CHECK(ptrs[1] == &v["layers"][0].tensor());
+    CHECK(ptrs[2] == &v["layers"][2].tensor());
+    CHECK(ptrs[3] == &v["layers"][3].tensor());
+    CHECK(ptrs[4] == &v["layers"][4][0].tensor());
+    CHECK(ptrs[5] == &v["cache"]["key_cache"][0].tensor());
+    CHECK(spec == yobx::tree_structure(v));
+    CHECK(spec.to_string() == "TreeSpec(dict, ['ids', 'layers', 'cache'], [*, TreeSpec(list, None, [*, None, *, *, "
+                              "TreeSpec(list, None, [*]), 1]), TreeSpec(DynamicCache, ['key_cache'], "
+                              "[TreeSpec(list, None, [*])])])");
+}
+
+TEST_CASE("long lists of tensors flatten past the reserved room") {
+    V flat = V::list();
+    V nested = V::list();
+    for (int i = 0; i < 300; ++i) {
+        flat.push_back(tensor({i}));
+        nested.push_back(V::list({tensor({i})}));
+    }
+    for (const V* v : {&flat, &nested}) {
+        auto [leaves, spec] = yobx::tree_flatten(*v);
+        REQUIRE(leaves.size() == 300);
+        CHECK(spec.num_leaves() == 300);
+        CHECK(leaves[299].shape()[0] == 299);
+        auto [ptrs, spec2] = yobx::tree_flatten_ptrs(*v);
+        CHECK(ptrs[150]->shape()[0] == 150);
+        CHECK(spec2 == spec);
+        CHECK(yobx::tree_unflatten<V>(std::move(leaves), spec) == *v);
+    }
 }
 
 TEST_CASE("ordered_dict keeps insertion order and reports missing keys") {

@@ -81,9 +81,10 @@ public:
     }
 
     /// Appends without looking for the key; the caller guarantees it is new (used by fast paths).
+    /// Returns the appended value.
     template <class U>
-    void append_unique(std::string key, U&& value) {
-        items_.emplace_back(std::move(key), std::forward<U>(value));
+    V& append_unique(std::string key, U&& value) {
+        return items_.emplace_back(std::move(key), std::forward<U>(value)).second;
     }
 
     /// Removes key; returns whether it was there. Later keys keep their relative order.

@@ -70,10 +70,26 @@ auto tree_flatten(const X& x) {
     using L = typename detail::resolve_leaf<T, X>::type;
     std::vector<L> leaves;
     detail::FlattenCtx<L, true, false> c;
+    const detail::ScratchSpec scratch(c.spec);
     c.leaves = &leaves;
     c.reserve(static_num_leaves<X>);
     detail::node<X>::flatten(x, c);
-    return std::pair<std::vector<L>, TreeSpec>(std::move(leaves), TreeSpec(std::move(c.spec.data)));
+    return std::pair<std::vector<L>, TreeSpec>(std::move(leaves), scratch.finish());
+}
+
+/// The addresses of the leaves inside x (no tensor copied) and the structure;
+/// the addresses are valid while x lives and is not modified.
+///   auto [ptrs, spec] = yobx::tree_flatten_ptrs(kwargs);   // *ptrs[0] is kwargs["input_ids"]'s tensor
+template <class T = void, class X>
+auto tree_flatten_ptrs(const X& x) {
+    using L = typename detail::resolve_leaf<T, X>::type;
+    std::vector<const L*> leaves;
+    detail::FlattenCtx<L, true, false, detail::LeafOut::ptrs> c;
+    const detail::ScratchSpec scratch(c.spec);
+    c.leaves = &leaves;
+    c.reserve(static_num_leaves<X>);
+    detail::node<X>::flatten(x, c);
+    return std::pair<std::vector<const L*>, TreeSpec>(std::move(leaves), scratch.finish());
 }
 
 /// The structure alone (torch's tree_structure).
@@ -113,13 +129,14 @@ auto tree_flatten_with_path(const X& x) {
     std::vector<L> leaves;
     std::vector<KeyPath> paths;
     detail::FlattenCtx<L, true, true> c;
+    const detail::ScratchSpec scratch(c.spec);
     c.leaves = &leaves;
     c.paths = &paths;
     detail::node<X>::flatten(x, c);
     std::vector<std::pair<KeyPath, L>> out;
     out.reserve(leaves.size());
     for (std::size_t i = 0; i < leaves.size(); ++i) out.emplace_back(std::move(paths[i]), std::move(leaves[i]));
-    return std::pair<std::vector<std::pair<KeyPath, L>>, TreeSpec>(std::move(out), TreeSpec(std::move(c.spec.data)));
+    return std::pair<std::vector<std::pair<KeyPath, L>>, TreeSpec>(std::move(out), scratch.finish());
 }
 
 /// Addresses of the leaves inside x, in a std::array, with no heap allocation
@@ -132,7 +149,7 @@ auto tree_leaf_ptrs(const X& x) {
     if constexpr (static_num_leaves<X> >= 0) {
         using L = typename detail::resolve_leaf<T, X>::type;
         std::array<const L*, static_cast<std::size_t>(static_num_leaves<X>)> out;
-        detail::FlattenCtx<L, false, false, true> c;
+        detail::FlattenCtx<L, false, false, detail::LeafOut::ptr_array> c;
         c.fixed = out.data();
         detail::node<X>::flatten(x, c);
         return out;

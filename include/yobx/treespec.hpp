@@ -10,9 +10,11 @@
 #include <yobx/detail/repr.hpp>
 #include <yobx/error.hpp>
 
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <initializer_list>
 #include <limits>
@@ -20,6 +22,7 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -89,6 +92,7 @@ struct SpecNode {
 
     NodeKind kind;
     bool has_keys;          // dict: always; custom: when the node names its children
+    std::uint16_t unused = 0;  // no padding byte: node arrays compare with memcmp
     std::uint32_t num_children;
     std::uint32_t size;
     std::uint32_t num_leaves;
@@ -103,6 +107,8 @@ struct SpecNode {
     std::uint32_t key_index(std::uint32_t i) const noexcept { return data + (kind == NodeKind::custom ? 1 : 0) + i; }
 };
 
+static_assert(std::has_unique_object_representations_v<SpecNode>);
+
 struct SpecData {
     std::vector<SpecNode> nodes;
     std::vector<std::string> strings;
@@ -115,6 +121,29 @@ struct SpecData {
     SpecData(SpecData&& o) noexcept
         : nodes(std::move(o.nodes)), strings(std::move(o.strings)), constants(std::move(o.constants)) {}
 };
+
+// The same nodes, strings and constants, bit for bit (0.0 and -0.0 differ:
+// an interned spec must print as the one built).
+inline bool identical(const SpecData& a, const SpecData& b) noexcept {
+    if (a.nodes.size() != b.nodes.size() || a.strings.size() != b.strings.size() ||
+        a.constants.size() != b.constants.size())
+        return false;
+    if (!a.nodes.empty() && std::memcmp(a.nodes.data(), b.nodes.data(), a.nodes.size() * sizeof(SpecNode)) != 0)
+        return false;
+    if (a.strings != b.strings) return false;
+    for (std::size_t i = 0; i < a.constants.size(); ++i) {
+        const Constant& x = a.constants[i];
+        const Constant& y = b.constants[i];
+        if (x.index() != y.index()) return false;
+        if (x.index() == 2) {
+            const double u = std::get<double>(x), v = std::get<double>(y);
+            if (std::memcmp(&u, &v, sizeof u) != 0) return false;
+        } else if (x != y) {
+            return false;
+        }
+    }
+    return true;
+}
 
 inline void hash_combine(std::size_t& seed, std::size_t v) noexcept {
     seed ^= v + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2);
@@ -156,6 +185,10 @@ public:
     void leaf() {
         data.nodes.emplace_back(NodeKind::leaf, false, 0, 1, 1, 0);
         ++leaves;
+    }
+    void leaves_run(std::size_t n) {
+        data.nodes.insert(data.nodes.end(), n, SpecNode(NodeKind::leaf, false, 0, 1, 1, 0));
+        leaves += static_cast<std::uint32_t>(n);
     }
     void none() { data.nodes.emplace_back(NodeKind::none, false, 0, 1, 0, 0); }
     template <class C>
@@ -351,6 +384,26 @@ public:
 
     // Internal: takes a finished node array.
     explicit TreeSpec(detail::SpecData&& d) : data_(std::make_shared<const detail::SpecData>(std::move(d))) {}
+
+    // Internal: the spec of `built`, shared with an identical spec among the
+    // last few this thread interned, or a new one. Flattening the same
+    // structure again (every decode step of a model) then allocates no spec,
+    // and equal specs compare by address. `built` is left as it was.
+    static TreeSpec intern(const detail::SpecData& built) {
+        constexpr std::size_t slots = 4;
+        thread_local std::array<std::shared_ptr<const detail::SpecData>, slots> recent;
+        thread_local std::size_t next = 0;
+        for (const auto& r : recent)
+            if (r && detail::identical(*r, built)) return TreeSpec(r, 0);
+        detail::SpecData copy;
+        copy.nodes = built.nodes;  // copies allocate the exact size, not the builder's reserve
+        copy.strings = built.strings;
+        copy.constants = built.constants;
+        auto made = std::make_shared<const detail::SpecData>(std::move(copy));
+        recent[next] = made;
+        next = (next + 1) % slots;
+        return TreeSpec(std::move(made), 0);
+    }
 
 private:
     TreeSpec(std::shared_ptr<const detail::SpecData> d, std::uint32_t root) : data_(std::move(d)), root_(root) {}

@@ -312,6 +312,7 @@ struct dynamic_node<Value<T>> {
     using V = Value<T>;
     using leaf_type = T;
     static constexpr long fixed = -1;
+    static constexpr bool leaves_in_place = true;  // the tensors are inside the Value: tree_flatten_ptrs works
 
     template <class Ctx>
     static void flatten(const V& v, Ctx& c) {
@@ -326,11 +327,7 @@ struct dynamic_node<Value<T>> {
             case V::Kind::tuple: {
                 const auto& items = std::get<typename V::List>(v.v_);
                 const auto at = c.open(v.kind_ == V::Kind::list ? NodeKind::list : NodeKind::tuple, items.size());
-                for (std::size_t i = 0; i < items.size(); ++i) {
-                    c.push_index(i);
-                    flatten(items[i], c);
-                    c.pop();
-                }
+                children(items, c, [&](std::size_t i) { c.push_index(i); });
                 c.close(at);
                 return;
             }
@@ -353,56 +350,98 @@ struct dynamic_node<Value<T>> {
                 c.add_string(n.type);
                 for (const auto& k : n.keys) c.add_string(k);
                 const auto at = c.open(NodeKind::custom, n.children.size(), !n.keys.empty(), first);
-                for (std::size_t i = 0; i < n.children.size(); ++i) {
+                children(n.children, c, [&](std::size_t i) {
                     if (n.keys.empty()) c.push_index(i);
                     else c.push_attr(n.keys[i]);
-                    flatten(n.children[i], c);
-                    c.pop();
-                }
+                });
                 c.close(at);
                 return;
             }
         }
     }
 
+    // The children of a list, tuple or custom node; push(i) enters child i's key.
+    // Consecutive tensors (most children of a model's lists) go as one run
+    // when no key path is recorded.
+    template <class Ctx, class Push>
+    static void children(const std::vector<V>& items, Ctx& c, Push push) {
+        for (std::size_t i = 0; i < items.size();) {
+            if constexpr (!Ctx::with_paths) {
+                std::size_t j = i;
+                while (j < items.size() && items[j].kind_ == V::Kind::tensor) ++j;
+                if (j > i) {
+                    c.leaf_run(j - i, [&items, i](std::size_t k) -> const T& { return *std::get_if<T>(&items[i + k].v_); });
+                    i = j;
+                    continue;
+                }
+            }
+            push(i);
+            flatten(items[i], c);
+            c.pop();
+            ++i;
+        }
+    }
+
     template <class R>
     static V unflatten(R& r) {
+        V out;
+        build(r, out);
+        return out;
+    }
+
+    // Builds the node at the reader into `out` (None on entry) in place:
+    // containers are filled where they will stay, no Value is moved.
+    template <class R>
+    static void build(R& r, V& out) {
         const SpecNode n = r.cur();
         const SpecData& d = r.data();
         switch (n.kind) {
-            case NodeKind::leaf: return V(r.take_leaf());
-            case NodeKind::none: r.advance(); return V();
-            case NodeKind::constant: {
+            case NodeKind::leaf:
+                out.kind_ = V::Kind::tensor;
+                out.v_.template emplace<T>(r.take_leaf());
+                return;
+            case NodeKind::none: r.advance(); return;
+            case NodeKind::constant:
                 r.advance();
-                return std::visit([](const auto& x) { return V(x); }, d.constants[n.data]);
-            }
+                out = std::visit([](const auto& x) { return V(x); }, d.constants[n.data]);
+                return;
             case NodeKind::list:
-            case NodeKind::tuple: {
+            case NodeKind::tuple:
                 r.advance();
-                typename V::List items;
-                items.reserve(n.num_children);
-                for (std::uint32_t i = 0; i < n.num_children; ++i) items.push_back(unflatten(r));
-                return n.kind == NodeKind::list ? V::list(std::move(items)) : V::tuple(std::move(items));
-            }
+                out.kind_ = n.kind == NodeKind::list ? V::Kind::list : V::Kind::tuple;
+                build_children(r, n.num_children, out.v_.template emplace<typename V::List>());
+                return;
             case NodeKind::dict: {
                 r.advance();
-                typename V::Dict out;
-                out.reserve(n.num_children);
+                out.kind_ = V::Kind::dict;
+                auto& dict = out.v_.template emplace<typename V::Dict>();
+                dict.reserve(n.num_children);
                 // Spec keys are unique (checked where specs are built), so no lookup is needed.
-                for (std::uint32_t i = 0; i < n.num_children; ++i) out.append_unique(d.strings[n.key_index(i)], unflatten(r));
-                return V::dict(std::move(out));
+                for (std::uint32_t i = 0; i < n.num_children; ++i) build(r, dict.append_unique(d.strings[n.key_index(i)], V()));
+                return;
             }
             case NodeKind::custom: {
                 r.advance();
-                typename V::Custom c;
+                out.kind_ = V::Kind::custom;
+                auto& c = out.v_.template emplace<typename V::Custom>();
                 c.type = d.strings[n.data];
                 if (n.has_keys) c.keys.assign(d.strings.begin() + n.key_index(0), d.strings.begin() + n.key_index(n.num_children));
-                c.children.reserve(n.num_children);
-                for (std::uint32_t i = 0; i < n.num_children; ++i) c.children.push_back(unflatten(r));
-                return V(V::Kind::custom, std::move(c));
+                build_children(r, n.num_children, c.children);
+                return;
             }
         }
         r.mismatch("a valid node");
+    }
+
+    // The children of a list, tuple or custom node; leaves (most of them) go
+    // straight into their Value.
+    template <class R>
+    static void build_children(R& r, std::uint32_t count, std::vector<V>& items) {
+        items.reserve(count);
+        for (std::uint32_t i = 0; i < count; ++i) {
+            if (r.cur().kind == NodeKind::leaf) items.emplace_back(r.take_leaf());
+            else build(r, items.emplace_back());
+        }
     }
 };
 

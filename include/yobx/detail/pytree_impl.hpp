@@ -126,14 +126,19 @@ constexpr long fixed_sum(std::initializer_list<long> counts) {
 
 // ---------------------------------------------------------------- flatten contexts
 
-// What flatten produces: leaves (copies or addresses), a spec, key paths.
-// Each feature compiles away when off.
-template <class T, bool Spec, bool Path, bool Ptr = false>
+// Where flatten puts the leaves: copies in a vector, addresses in a vector,
+// or addresses in an array the caller sized (the leaf count fixed by the type).
+enum class LeafOut { copies, ptrs, ptr_array };
+
+// What flatten produces: leaves, a spec, key paths. Each feature compiles away when off.
+template <class T, bool Spec, bool Path, LeafOut Out = LeafOut::copies>
 struct FlattenCtx {
-    static constexpr bool ptr = Ptr;
-    using leaf_out = std::conditional_t<Ptr, const T*, T>;
-    std::vector<leaf_out>* leaves = nullptr;
-    leaf_out* fixed = nullptr;  // when writing into an array instead of a vector
+    // Addresses must point into the argument, never into a temporary.
+    static constexpr bool ptr = Out != LeafOut::copies;
+    static constexpr bool with_paths = Path;
+    using leaf_out = std::conditional_t<ptr, const T*, T>;
+    std::vector<leaf_out>* leaves = nullptr;  // copies, ptrs
+    const T** fixed = nullptr;                // ptr_array
     std::size_t count = 0;
     SpecBuilder spec;
     KeyPath path;
@@ -150,15 +155,33 @@ struct FlattenCtx {
     }
 
     void leaf(const T& t) {
-        if constexpr (Ptr) {
-            fixed[count] = &t;
-        } else {
-            if (fixed) fixed[count] = t;
-            else leaves->push_back(t);
-        }
+        if constexpr (Out == LeafOut::ptr_array) fixed[count] = &t;
+        else if constexpr (Out == LeafOut::ptrs) leaves->push_back(&t);
+        else leaves->push_back(t);
         ++count;
         if constexpr (Spec) spec.leaf();
         if constexpr (Path) paths->push_back(path);
+    }
+    // n consecutive leaves, at(i) giving the i-th: one capacity check and a
+    // tight loop instead of n calls (most children of a model's lists are tensors).
+    // Key paths need a key per leaf: callers with paths go leaf by leaf.
+    template <class At>
+        requires(!Path)
+    void leaf_run(std::size_t n, At&& at) {
+        if constexpr (Out == LeafOut::ptr_array) {
+            for (std::size_t i = 0; i < n; ++i) fixed[count + i] = &at(i);
+        } else if constexpr (Out == LeafOut::ptrs) {
+            const std::size_t old = leaves->size();
+            leaves->resize(old + n);
+            const T** out = leaves->data() + old;
+            for (std::size_t i = 0; i < n; ++i) out[i] = &at(i);
+        } else {
+            // Geometric growth: many short runs must not reallocate each time.
+            if (leaves->capacity() - leaves->size() < n) leaves->reserve(std::max(leaves->size() + n, 2 * leaves->capacity()));
+            for (std::size_t i = 0; i < n; ++i) leaves->push_back(at(i));
+        }
+        count += n;
+        if constexpr (Spec) spec.leaves_run(n);
     }
     void none() {
         if constexpr (Spec) spec.none();
@@ -203,6 +226,43 @@ struct FlattenCtx {
     void pop() {
         if constexpr (Path) path.pop_back();
     }
+};
+
+// The spec under construction goes into vectors the thread keeps between
+// flattens, so that a flatten allocates no node array once they have grown;
+// finish() interns the result (TreeSpec::intern). A nested flatten (a
+// pytree_node that calls tree_flatten) finds the vectors taken and grows its own.
+class ScratchSpec {
+public:
+    explicit ScratchSpec(SpecBuilder& b) : b_(b) { swap_with_store(); }
+    ~ScratchSpec() {
+        b_.data.nodes.clear();
+        b_.data.strings.clear();
+        b_.data.constants.clear();
+        // A huge structure does not pin its arrays for the thread's lifetime.
+        if (b_.data.nodes.capacity() > max_kept_nodes) b_.data.nodes = {};
+        swap_with_store();
+    }
+    ScratchSpec(const ScratchSpec&) = delete;
+    ScratchSpec& operator=(const ScratchSpec&) = delete;
+
+    TreeSpec finish() const { return TreeSpec::intern(b_.data); }
+
+private:
+    static constexpr std::size_t max_kept_nodes = 1 << 14;
+
+    static SpecData& store() {
+        thread_local SpecData s;
+        return s;
+    }
+    void swap_with_store() {
+        SpecData& s = store();
+        b_.data.nodes.swap(s.nodes);
+        b_.data.strings.swap(s.strings);
+        b_.data.constants.swap(s.constants);
+    }
+
+    SpecBuilder& b_;
 };
 
 // ---------------------------------------------------------------- unflatten reader
@@ -369,10 +429,14 @@ struct node<std::vector<Y, A>, Kind::list> {
     template <class Ctx>
     static void flatten(const std::vector<Y, A>& x, Ctx& c) {
         const auto at = c.open(NodeKind::list, x.size());
-        for (std::size_t i = 0; i < x.size(); ++i) {
-            c.push_index(i);
-            node<Y>::flatten(x[i], c);
-            c.pop();
+        if constexpr (kind_of<Y>() == Kind::leaf && !Ctx::with_paths) {
+            c.leaf_run(x.size(), [&x](std::size_t i) -> const Y& { return x[i]; });
+        } else {
+            for (std::size_t i = 0; i < x.size(); ++i) {
+                c.push_index(i);
+                node<Y>::flatten(x[i], c);
+                c.pop();
+            }
         }
         c.close(at);
     }
@@ -617,8 +681,9 @@ struct node<X, Kind::custom> {
             c.close(at);
         } else {
             if constexpr (Ctx::ptr)
-                static_assert(refs_only, "yobx::tree_leaf_ptrs and tree_leaves_fixed need pytree_node<X>::flatten to "
-                                         "return references to the children (std::tie), not copies");
+                static_assert(refs_only, "yobx::tree_flatten_ptrs, tree_leaf_ptrs and tree_leaves_fixed need "
+                                         "pytree_node<X>::flatten to return references to the children (std::tie), "
+                                         "not copies");
             const auto children = P::flatten(x);
             const auto at = c.open(NodeKind::custom, N, false, d);
             [&]<std::size_t... I>(std::index_sequence<I...>) {
@@ -642,8 +707,24 @@ struct node<X, Kind::custom> {
     }
 };
 
+// A dynamic node that converts its value before flattening it (c10::IValue
+// to a Value) hands out leaves of a temporary: tree_flatten_ptrs needs nodes
+// that declare `leaves_in_place = true` (Value<T> does).
 template <class X>
-struct node<X, Kind::dynamic> : dynamic_node<X> {};
+concept leaves_in_place = requires {
+    requires dynamic_node<X>::leaves_in_place;
+};
+
+template <class X>
+struct node<X, Kind::dynamic> : dynamic_node<X> {
+    template <class Ctx>
+    static void flatten(const X& x, Ctx& c) {
+        static_assert(!Ctx::ptr || leaves_in_place<X>,
+                      "yobx::tree_flatten_ptrs: this dynamic node flattens a converted copy of its value, so "
+                      "the addresses of its leaves would dangle; use tree_flatten");
+        dynamic_node<X>::flatten(x, c);
+    }
+};
 
 inline void check_leaf_count(std::size_t given, const TreeSpec& spec) {
     if (given != spec.num_leaves())
