@@ -264,6 +264,11 @@ TEST_CASE("flattening the same structure again shares its spec") {
     CHECK(zero == minus_zero);
     CHECK(&zero.data() != &minus_zero.data());
 
+    // A spec larger than a thread keeps (16384 nodes) is built each time, not kept.
+    const std::vector<DenseTensor> huge(20000);
+    CHECK(&yobx::tree_structure(huge).data() != &yobx::tree_structure(huge).data());
+    CHECK(yobx::tree_structure(huge).num_leaves() == 20000);
+
     // More structures than the thread keeps: the first is built again, the same.
     for (int n = 0; n < 6; ++n) CHECK(yobx::tree_structure<DenseTensor>(std::vector<int>(n)).num_children() == n);
     CHECK(yobx::tree_structure(a).to_string() == "TreeSpec(list, None, [*, *])");

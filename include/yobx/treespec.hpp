@@ -122,6 +122,9 @@ struct SpecData {
         : nodes(std::move(o.nodes)), strings(std::move(o.strings)), constants(std::move(o.constants)) {}
 };
 
+// The largest spec (in nodes) a thread keeps between flattens, built or interned.
+inline constexpr std::size_t max_kept_nodes = 1 << 14;
+
 // The same nodes, strings and constants, bit for bit (0.0 and -0.0 differ:
 // an interned spec must print as the one built).
 inline bool identical(const SpecData& a, const SpecData& b) noexcept {
@@ -400,8 +403,11 @@ public:
         copy.strings = built.strings;
         copy.constants = built.constants;
         auto made = std::make_shared<const detail::SpecData>(std::move(copy));
-        recent[next] = made;
-        next = (next + 1) % slots;
+        // A huge spec is not kept alive by the thread after its last user.
+        if (built.nodes.size() <= detail::max_kept_nodes) {
+            recent[next] = made;
+            next = (next + 1) % slots;
+        }
         return TreeSpec(std::move(made), 0);
     }
 

@@ -249,8 +249,6 @@ public:
     TreeSpec finish() const { return TreeSpec::intern(b_.data); }
 
 private:
-    static constexpr std::size_t max_kept_nodes = 1 << 14;
-
     static SpecData& store() {
         thread_local SpecData s;
         return s;
