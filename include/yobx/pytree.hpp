@@ -67,14 +67,7 @@ inline constexpr long static_num_leaves = detail::node<X>::fixed;
 /// The tensor type is deduced; name it (tree_flatten<MyTensor>(x)) when X holds none.
 template <class T = void, class X>
 auto tree_flatten(const X& x) {
-    using L = typename detail::resolve_leaf<T, X>::type;
-    std::vector<L> leaves;
-    detail::FlattenCtx<L, true, false> c;
-    const detail::ScratchSpec scratch(c.spec);
-    c.leaves = &leaves;
-    c.reserve(static_num_leaves<X>);
-    detail::node<X>::flatten(x, c);
-    return std::pair<std::vector<L>, TreeSpec>(std::move(leaves), scratch.finish());
+    return detail::flatten_with_spec<detail::LeafOut::copies, typename detail::resolve_leaf<T, X>::type>(x);
 }
 
 /// The addresses of the leaves inside x (no tensor copied) and the structure;
@@ -82,14 +75,7 @@ auto tree_flatten(const X& x) {
 ///   auto [ptrs, spec] = yobx::tree_flatten_ptrs(kwargs);   // *ptrs[0] is kwargs["input_ids"]'s tensor
 template <class T = void, class X>
 auto tree_flatten_ptrs(const X& x) {
-    using L = typename detail::resolve_leaf<T, X>::type;
-    std::vector<const L*> leaves;
-    detail::FlattenCtx<L, true, false, detail::LeafOut::ptrs> c;
-    const detail::ScratchSpec scratch(c.spec);
-    c.leaves = &leaves;
-    c.reserve(static_num_leaves<X>);
-    detail::node<X>::flatten(x, c);
-    return std::pair<std::vector<const L*>, TreeSpec>(std::move(leaves), scratch.finish());
+    return detail::flatten_with_spec<detail::LeafOut::ptrs, typename detail::resolve_leaf<T, X>::type>(x);
 }
 
 /// The structure alone (torch's tree_structure).

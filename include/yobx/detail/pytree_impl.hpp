@@ -742,5 +742,19 @@ struct resolve_leaf<void, X> {
                   "yobx pytree: this structure holds no tensor type to deduce; name it: tree_flatten<MyTensor>(x)");
 };
 
+// The leaves (copies or addresses, as Out says) and the interned spec of x:
+// tree_flatten and tree_flatten_ptrs.
+template <LeafOut Out, class L, class X>
+auto flatten_with_spec(const X& x) {
+    using C = FlattenCtx<L, true, false, Out>;
+    std::vector<typename C::leaf_out> leaves;
+    C c;
+    const ScratchSpec scratch(c.spec);
+    c.leaves = &leaves;
+    c.reserve(node<X>::fixed);
+    node<X>::flatten(x, c);
+    return std::pair<std::vector<typename C::leaf_out>, TreeSpec>(std::move(leaves), scratch.finish());
+}
+
 }  // namespace detail
 }  // namespace yobx
