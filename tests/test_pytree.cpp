@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <map>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -345,6 +346,36 @@ TEST_CASE("unflatten into a type the spec does not match names both structures")
     CHECK_THROWS_WITH_AS(yobx::tree_unflatten<Short>(std::vector<DenseTensor>(2), spec),
                          "tree_unflatten: the spec does not match the requested type at <root>: the type expects a "
                          "tuple of 1 but the spec has TreeSpec(tuple, None, [*, TreeSpec(list, None, [*])])",
+                         yobx::value_error);
+}
+
+TEST_CASE("a vector of tensors unflattens its leaves at once, or child by child when the spec has other nodes") {
+    const std::vector<DenseTensor> leaves{tensor({1}), tensor({2}), tensor({3})};
+    const auto spec = yobx::tree_structure(leaves);
+    const auto copied = yobx::tree_unflatten<std::vector<DenseTensor>>(std::span<const DenseTensor>(leaves), spec);
+    REQUIRE(copied.size() == 3);
+    for (std::size_t i = 0; i < 3; ++i) CHECK(copied[i].shares_storage_with(leaves[i]));
+    auto moved_from = leaves;
+    const auto moved = yobx::tree_unflatten<std::vector<DenseTensor>>(std::move(moved_from), spec);
+    REQUIRE(moved.size() == 3);
+    CHECK(moved[2].shares_storage_with(leaves[2]));
+    // In a struct, after other leaves: the run starts at the right leaf.
+    std::pair<DenseTensor, std::vector<DenseTensor>> p{tensor({4}), leaves};
+    auto [pl, ps] = yobx::tree_flatten(p);
+    const auto back = yobx::tree_unflatten<decltype(p)>(std::move(pl), ps);
+    CHECK(back.first.shares_storage_with(p.first));
+    CHECK(back.second[0].shares_storage_with(leaves[0]));
+
+    const auto with_none = TreeSpec::list({TreeSpec::leaf(), TreeSpec::none(), TreeSpec::leaf()});
+    CHECK_THROWS_WITH_AS(yobx::tree_unflatten<std::vector<DenseTensor>>(std::vector<DenseTensor>(2), with_none),
+                         "tree_unflatten: the spec does not match the requested type at [1]: the type expects a leaf "
+                         "(tensor) but the spec has None (whole spec: TreeSpec(list, None, [*, None, *]))",
+                         yobx::value_error);
+    const auto nested = TreeSpec::list({TreeSpec::leaf(), TreeSpec::list({TreeSpec::leaf()})});
+    CHECK_THROWS_WITH_AS(yobx::tree_unflatten<std::vector<DenseTensor>>(std::vector<DenseTensor>(2), nested),
+                         "tree_unflatten: the spec does not match the requested type at [1]: the type expects a leaf "
+                         "(tensor) but the spec has TreeSpec(list, None, [*]) (whole spec: TreeSpec(list, None, [*, "
+                         "TreeSpec(list, None, [*])]))",
                          yobx::value_error);
 }
 

@@ -174,12 +174,13 @@ TEST_CASE("tree_flatten_ptrs on a Value points at the tensors it holds") {
 }
 
 TEST_CASE("long lists of tensors flatten past the reserved room") {
-    V flat = V::list();
-    V nested = V::list();
+    V::List flat_items, nested_items;
     for (int i = 0; i < 300; ++i) {
-        flat.push_back(tensor({i}));
-        nested.push_back(V::list({tensor({i})}));
+        flat_items.emplace_back(tensor({i}));
+        nested_items.push_back(V::list({tensor({i})}));
     }
+    const V flat = V::list(std::move(flat_items));
+    const V nested = V::list(std::move(nested_items));
     for (const V* v : {&flat, &nested}) {
         auto [leaves, spec] = yobx::tree_flatten(*v);
         REQUIRE(leaves.size() == 300);
@@ -205,4 +206,59 @@ TEST_CASE("ordered_dict keeps insertion order and reports missing keys") {
     CHECK_THROWS_WITH_AS(d.at("z"), "ordered_dict: no key 'z'", yobx::value_error);
     CHECK_FALSE(d == yobx::ordered_dict<int>{{"c", 4}, {"b", 3}});
     CHECK(d == yobx::ordered_dict<int>{{"b", 3}, {"c", 4}});
+}
+
+// Every subtree's node and leaf counts equal those of `fresh`, a spec built apart.
+static void check_counts(const yobx::TreeSpec& s, const yobx::TreeSpec& fresh) {
+    CHECK(s.num_nodes() == fresh.num_nodes());
+    CHECK(s.num_leaves() == fresh.num_leaves());
+    REQUIRE(s.num_children() == fresh.num_children());
+    for (std::size_t i = 0; i < s.num_children(); ++i) check_counts(s.child(i), fresh.child(i));
+}
+
+TEST_CASE("a flatten that parts from the previous structure builds its own spec from there") {
+    auto t = [] { return tensor({1}); };
+    struct Case {
+        V before, after;
+        std::string expected;
+    };
+    const std::vector<Case> cases{
+        // a run of leaves longer than the previous one
+        {V::list({t(), t(), yobx::none}), V::list({t(), t(), t()}), "TreeSpec(list, None, [*, *, *])"},
+        // None where a leaf was
+        {V::list({t(), t(), t()}), V::list({t(), t(), yobx::none}), "TreeSpec(list, None, [*, *, None])"},
+        // another dict key, another constant, another constant type, -0.0 after 0.0
+        {V::dict({{"a", t()}, {"b", V::list({t()})}}), V::dict({{"a", t()}, {"c", V::list({t()})}}),
+         "TreeSpec(dict, ['a', 'c'], [*, TreeSpec(list, None, [*])])"},
+        {V::tuple({t(), 1, V::list({t()})}), V::tuple({t(), 2, V::list({t()})}),
+         "TreeSpec(tuple, None, [*, 2, TreeSpec(list, None, [*])])"},
+        {V::tuple({t(), 1}), V::tuple({t(), 1.0}), "TreeSpec(tuple, None, [*, 1.0])"},
+        {V::tuple({0.0, t()}), V::tuple({-0.0, t()}), "TreeSpec(tuple, None, [-0.0, *])"},
+        // another container kind, another child count, another custom type, names added
+        {V::list({V::tuple({t()}), t()}), V::list({V::list({t()}), t()}),
+         "TreeSpec(list, None, [TreeSpec(list, None, [*]), *])"},
+        {V::list({t(), t(), t(), t()}), V::list({t(), t()}), "TreeSpec(list, None, [*, *])"},
+        {V::custom("A", {"x"}, {t()}), V::custom("B", {"x"}, {t()}), "TreeSpec(B, ['x'], [*])"},
+        {V::custom("A", {}, {t()}), V::custom("A", {"x"}, {t()}), "TreeSpec(A, ['x'], [*])"},
+        // parted inside two open containers: their sizes and leaf counts are the new ones
+        {V::dict({{"a", V::list({t(), V::list({t(), t()})})}, {"b", t()}}),
+         V::dict({{"a", V::list({t(), V::list({t(), t(), t()})})}, {"b", t()}}),
+         "TreeSpec(dict, ['a', 'b'], [TreeSpec(list, None, [*, TreeSpec(list, None, [*, *, *])]), *])"},
+        {V::dict({{"a", V::list({t(), t(), yobx::none})}, {"b", t()}}),
+         V::dict({{"a", V::list({t(), t(), t()})}, {"b", t()}}),
+         "TreeSpec(dict, ['a', 'b'], [TreeSpec(list, None, [*, *, *]), *])"},
+    };
+    for (const auto& c : cases) {
+        INFO(c.expected);
+        const auto before = yobx::tree_structure(c.before);
+        auto [leaves, spec] = yobx::tree_flatten(c.after);
+        CHECK(spec.to_string() == c.expected);
+        const auto fresh = yobx::TreeSpec::from_json(spec.to_json());
+        CHECK(spec == fresh);
+        check_counts(spec, fresh);
+        CHECK(yobx::tree_unflatten<V>(std::move(leaves), spec) == c.after);
+        // Both are kept: each flattens to its own spec again, shared.
+        CHECK(&yobx::tree_structure(c.before).data() == &before.data());
+        CHECK(&yobx::tree_structure(c.after).data() == &spec.data());
+    }
 }

@@ -115,14 +115,13 @@ auto tree_flatten_with_path(const X& x) {
     std::vector<L> leaves;
     std::vector<KeyPath> paths;
     detail::FlattenCtx<L, true, true> c;
-    const detail::ScratchSpec scratch(c.spec);
     c.leaves = &leaves;
     c.paths = &paths;
     detail::node<X>::flatten(x, c);
     std::vector<std::pair<KeyPath, L>> out;
     out.reserve(leaves.size());
     for (std::size_t i = 0; i < leaves.size(); ++i) out.emplace_back(std::move(paths[i]), std::move(leaves[i]));
-    return std::pair<std::vector<std::pair<KeyPath, L>>, TreeSpec>(std::move(out), scratch.finish());
+    return std::pair<std::vector<std::pair<KeyPath, L>>, TreeSpec>(std::move(out), c.spec.finish());
 }
 
 /// Addresses of the leaves inside x, in a std::array, with no heap allocation

@@ -87,7 +87,7 @@ struct SpecNode {
     // A constructor, so that emplace_back writes the fields in place: building
     // the struct on the stack and copying it made the 16-byte load miss store
     // forwarding, which cost more than the rest of a flatten.
-    SpecNode(NodeKind k, bool keys, std::uint32_t children, std::uint32_t sz, std::uint32_t lv, std::uint32_t d) noexcept
+    constexpr SpecNode(NodeKind k, bool keys, std::uint32_t children, std::uint32_t sz, std::uint32_t lv, std::uint32_t d) noexcept
         : kind(k), has_keys(keys), num_children(children), size(sz), num_leaves(lv), data(d) {}
 
     NodeKind kind;
@@ -116,10 +116,16 @@ struct SpecData {
     // The root's hash, computed on first use (0: not yet). Flatten builds many
     // specs that are never hashed, so it is not computed eagerly.
     mutable std::atomic<std::size_t> root_hash{0};
+    // Interned specs only (TreeSpec::intern): for each node, how many leaf
+    // nodes start there, so that a flatten checks a run of leaves at once.
+    std::vector<std::uint32_t> leaf_runs;
 
     SpecData() = default;
     SpecData(SpecData&& o) noexcept
-        : nodes(std::move(o.nodes)), strings(std::move(o.strings)), constants(std::move(o.constants)) {}
+        : nodes(std::move(o.nodes)),
+          strings(std::move(o.strings)),
+          constants(std::move(o.constants)),
+          leaf_runs(std::move(o.leaf_runs)) {}
 };
 
 // The largest spec (in nodes) a thread keeps between flattens, built or interned.
@@ -393,28 +399,50 @@ public:
     // structure again (every decode step of a model) then allocates no spec,
     // and equal specs compare by address. `built` is left as it was.
     static TreeSpec intern(const detail::SpecData& built) {
-        constexpr std::size_t slots = 4;
-        thread_local std::array<std::shared_ptr<const detail::SpecData>, slots> recent;
-        thread_local std::size_t next = 0;
-        for (const auto& r : recent)
-            if (r && detail::identical(*r, built)) return TreeSpec(r, 0);
+        auto& c = cache();
+        for (const auto& r : c.recent)
+            if (r && detail::identical(*r, built)) {
+                c.last = r;
+                return TreeSpec(r, 0);
+            }
         detail::SpecData copy;
         copy.nodes = built.nodes;  // copies allocate the exact size, not the builder's reserve
         copy.strings = built.strings;
         copy.constants = built.constants;
+        copy.leaf_runs.resize(copy.nodes.size());
+        for (std::size_t i = copy.nodes.size(); i-- > 0;)
+            if (copy.nodes[i].kind == NodeKind::leaf)
+                copy.leaf_runs[i] = 1 + (i + 1 < copy.nodes.size() ? copy.leaf_runs[i + 1] : 0);
         auto made = std::make_shared<const detail::SpecData>(std::move(copy));
         // A huge spec is not kept alive by the thread after its last user.
         if (built.nodes.size() <= detail::max_kept_nodes) {
-            recent[next] = made;
-            next = (next + 1) % slots;
+            c.recent[c.next] = made;
+            c.next = (c.next + 1) % c.recent.size();
+            c.last = made;
         }
         return TreeSpec(std::move(made), 0);
     }
+
+    // Internal: the spec this thread interned or matched last (null: none
+    // yet). A flatten checks its structure against it as it goes
+    // (detail::SpecRecorder) and, when nothing differs, adopts it.
+    static std::shared_ptr<const detail::SpecData> last_interned() { return cache().last; }
+    static TreeSpec adopt(std::shared_ptr<const detail::SpecData> d) { return TreeSpec(std::move(d), 0); }
 
 private:
     TreeSpec(std::shared_ptr<const detail::SpecData> d, std::uint32_t root) : data_(std::move(d)), root_(root) {}
 
     const detail::SpecNode& node() const noexcept { return data_->nodes[root_]; }
+
+    struct InternCache {
+        std::array<std::shared_ptr<const detail::SpecData>, 4> recent;
+        std::size_t next = 0;
+        std::shared_ptr<const detail::SpecData> last;
+    };
+    static InternCache& cache() {
+        thread_local InternCache c;
+        return c;
+    }
 
     static TreeSpec container(NodeKind kind, std::string_view type, const std::vector<std::string>& keys,
                               const std::vector<TreeSpec>& children) {

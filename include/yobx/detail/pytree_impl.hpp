@@ -24,8 +24,11 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstring>
+#include <iterator>
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -33,6 +36,7 @@
 #include <type_traits>
 #include <unordered_map>
 #include <utility>
+#include <variant>
 #include <vector>
 
 namespace yobx {
@@ -126,6 +130,192 @@ constexpr long fixed_sum(std::initializer_list<long> counts) {
 
 // ---------------------------------------------------------------- flatten contexts
 
+// A forward iterator over get(0), get(1), ...: hands a computed sequence to
+// a range insertion.
+template <class Get>
+struct index_iterator {
+    using iterator_category = std::forward_iterator_tag;
+    using reference = decltype(std::declval<Get&>()(std::size_t{}));
+    using value_type = std::remove_cvref_t<reference>;
+    using difference_type = std::ptrdiff_t;
+    using pointer = void;
+
+    Get* get = nullptr;
+    std::size_t i = 0;
+
+    reference operator*() const { return (*get)(i); }
+    index_iterator& operator++() {
+        ++i;
+        return *this;
+    }
+    index_iterator operator++(int) {
+        index_iterator old = *this;
+        ++i;
+        return old;
+    }
+    friend bool operator==(const index_iterator& a, const index_iterator& b) noexcept { return a.i == b.i; }
+};
+
+// Records the spec of a flatten. It first checks the structure, node by node,
+// against the spec this thread flattened last (TreeSpec::last_interned):
+// while every node, string and constant matches, nothing is written, and a
+// flatten that matches to the end returns that spec, shared. Every decode
+// step of a model flattens the same structure, so this is the common case.
+// At the first difference the matched prefix is copied into vectors the
+// thread keeps between flattens, building goes on from there, and finish()
+// interns the result (TreeSpec::intern). A nested flatten (a pytree_node
+// that calls tree_flatten) finds those vectors taken and grows its own.
+class SpecRecorder {
+public:
+    // An open container: its node and the leaf count when it was opened.
+    struct Open {
+        std::uint32_t at;
+        std::uint32_t leaves;
+    };
+
+    SpecRecorder() : expect_(TreeSpec::last_interned()) {
+        if (!expect_) start_building();
+    }
+    ~SpecRecorder() {
+        if (!building_) return;
+        b_.data.nodes.clear();
+        b_.data.strings.clear();
+        b_.data.constants.clear();
+        // A huge structure does not pin its arrays for the thread's lifetime.
+        if (b_.data.nodes.capacity() > max_kept_nodes) b_.data.nodes = {};
+        swap_with_store();
+    }
+    SpecRecorder(const SpecRecorder&) = delete;
+    SpecRecorder& operator=(const SpecRecorder&) = delete;
+
+    void leaf() { leaves_run(1); }
+    void leaves_run(std::size_t n) {
+        if (expect_) {
+            if (nodes_ < expect_->leaf_runs.size() && expect_->leaf_runs[nodes_] >= n) {
+                nodes_ += static_cast<std::uint32_t>(n);
+                leaves_ += static_cast<std::uint32_t>(n);
+                return;
+            }
+            diverge();
+        }
+        b_.leaves_run(n);
+    }
+    void none() {
+        if (expect_) {
+            if (nodes_ < expect_->nodes.size() && same_node(none_node)) {
+                ++nodes_;
+                return;
+            }
+            diverge();
+        }
+        b_.none();
+    }
+    // c is a bool, std::int64_t, double or std::string; doubles compare bit for bit.
+    template <class C>
+    void constant(const C& c) {
+        if (expect_) {
+            if (nodes_ < expect_->nodes.size() && constants_ < expect_->constants.size()) {
+                const SpecNode want(NodeKind::constant, false, 0, 1, 0, constants_);
+                const auto* have = std::get_if<C>(&expect_->constants[constants_]);
+                if (have && same_node(want) && same_constant(*have, c)) {
+                    ++nodes_;
+                    ++constants_;
+                    return;
+                }
+            }
+            diverge();
+        }
+        b_.constant(c);
+    }
+    std::uint32_t next_string() const { return expect_ ? strings_ : b_.next_string(); }
+    void add_string(std::string_view s) {
+        if (expect_) {
+            if (strings_ < expect_->strings.size() && expect_->strings[strings_] == s) {
+                ++strings_;
+                return;
+            }
+            diverge();
+        }
+        b_.add_string(s);
+    }
+    Open open(NodeKind k, std::size_t n, bool has_keys, std::uint32_t d) {
+        if (expect_) {
+            if (nodes_ < expect_->nodes.size()) {
+                const SpecNode& e = expect_->nodes[nodes_];
+                if (e.kind == k && e.has_keys == has_keys && e.num_children == n && e.data == d)
+                    return {nodes_++, leaves_};
+            }
+            diverge();
+        }
+        return {b_.open(k, n, has_keys, d), b_.leaves};
+    }
+    void close(Open o) {
+        if (expect_) {
+            const SpecNode& e = expect_->nodes[o.at];
+            if (e.size == nodes_ - o.at && e.num_leaves == leaves_ - o.leaves) return;
+            diverge();
+        }
+        SpecNode& n = b_.data.nodes[o.at];
+        n.size = static_cast<std::uint32_t>(b_.data.nodes.size() - o.at);
+        n.num_leaves = b_.leaves - o.leaves;
+    }
+
+    TreeSpec finish() {
+        if (expect_) {
+            const SpecData& e = *expect_;
+            if (nodes_ == e.nodes.size() && strings_ == e.strings.size() && constants_ == e.constants.size())
+                return TreeSpec::adopt(std::move(expect_));
+            diverge();  // a prefix of the last spec
+        }
+        return TreeSpec::intern(b_.data);
+    }
+
+private:
+    static constexpr SpecNode none_node{NodeKind::none, false, 0, 1, 0, 0};
+
+    // The next expected node equals `want`, bit for bit.
+    bool same_node(const SpecNode& want) const noexcept {
+        return std::memcmp(&expect_->nodes[nodes_], &want, sizeof want) == 0;
+    }
+    template <class C>
+    static bool same_constant(const C& a, const C& b) noexcept {
+        if constexpr (std::same_as<C, double>) return std::memcmp(&a, &b, sizeof a) == 0;  // -0.0 prints apart from 0.0
+        else return a == b;
+    }
+
+    // Stops matching: the matched prefix becomes the start of the built spec.
+    void diverge() {
+        const SpecData& e = *expect_;
+        start_building();
+        b_.data.nodes.assign(e.nodes.begin(), e.nodes.begin() + nodes_);
+        b_.data.strings.assign(e.strings.begin(), e.strings.begin() + strings_);
+        b_.data.constants.assign(e.constants.begin(), e.constants.begin() + constants_);
+        b_.leaves = leaves_;
+        expect_.reset();
+    }
+    void start_building() {
+        building_ = true;
+        swap_with_store();
+        b_.data.nodes.reserve(128);
+        b_.data.strings.reserve(8);
+    }
+    static SpecData& store() {
+        thread_local SpecData s;
+        return s;
+    }
+    void swap_with_store() {
+        SpecData& s = store();
+        b_.data.nodes.swap(s.nodes);
+        b_.data.strings.swap(s.strings);
+        b_.data.constants.swap(s.constants);
+    }
+
+    std::shared_ptr<const SpecData> expect_;  // null once building
+    std::uint32_t nodes_ = 0, strings_ = 0, constants_ = 0, leaves_ = 0;  // matched so far
+    bool building_ = false;
+    SpecBuilder b_;
+};
+
 // Where flatten puts the leaves: copies in a vector, addresses in a vector,
 // or addresses in an array the caller sized (the leaf count fixed by the type).
 enum class LeafOut { copies, ptrs, ptr_array };
@@ -140,7 +330,8 @@ struct FlattenCtx {
     std::vector<leaf_out>* leaves = nullptr;  // copies, ptrs
     const T** fixed = nullptr;                // ptr_array
     std::size_t count = 0;
-    SpecBuilder spec;
+    struct NoSpec {};
+    [[no_unique_address]] std::conditional_t<Spec, SpecRecorder, NoSpec> spec;
     KeyPath path;
     std::vector<KeyPath>* paths = nullptr;
 
@@ -148,10 +339,6 @@ struct FlattenCtx {
     // fixes it, else enough for a typical model's arguments (tens of tensors).
     void reserve(long fixed_leaves) {
         if (leaves) leaves->reserve(fixed_leaves >= 0 ? static_cast<std::size_t>(fixed_leaves) : 128);
-        if constexpr (Spec) {
-            spec.data.nodes.reserve(128);
-            spec.data.strings.reserve(8);
-        }
     }
 
     void leaf(const T& t) {
@@ -170,15 +357,14 @@ struct FlattenCtx {
     void leaf_run(std::size_t n, At&& at) {
         if constexpr (Out == LeafOut::ptr_array) {
             for (std::size_t i = 0; i < n; ++i) fixed[count + i] = &at(i);
-        } else if constexpr (Out == LeafOut::ptrs) {
-            const std::size_t old = leaves->size();
-            leaves->resize(old + n);
-            const T** out = leaves->data() + old;
-            for (std::size_t i = 0; i < n; ++i) out[i] = &at(i);
         } else {
-            // Geometric growth: many short runs must not reallocate each time.
-            if (leaves->capacity() - leaves->size() < n) leaves->reserve(std::max(leaves->size() + n, 2 * leaves->capacity()));
-            for (std::size_t i = 0; i < n; ++i) leaves->push_back(at(i));
+            // One range insertion: a single capacity check (growing
+            // geometrically), then the copies or addresses in a tight loop.
+            auto get = [&at](std::size_t i) -> decltype(auto) {
+                if constexpr (ptr) return &at(i);
+                else return at(i);
+            };
+            leaves->insert(leaves->end(), index_iterator<decltype(get)>{&get, 0}, index_iterator<decltype(get)>{&get, n});
         }
         count += n;
         if constexpr (Spec) spec.leaves_run(n);
@@ -207,11 +393,13 @@ struct FlattenCtx {
     void add_string(std::string_view s) {
         if constexpr (Spec) spec.add_string(s);
     }
-    std::uint32_t open(NodeKind k, std::size_t n, bool has_keys = false, std::uint32_t d = 0) {
+    // Returns what close() takes once the children are written.
+    auto open(NodeKind k, std::size_t n, bool has_keys = false, std::uint32_t d = 0) {
         if constexpr (Spec) return spec.open(k, n, has_keys, d);
         else return 0;
     }
-    void close(std::uint32_t at) {
+    template <class Open>
+    void close(Open at) {
         if constexpr (Spec) spec.close(at);
     }
     void push_index(std::size_t i) {
@@ -226,41 +414,6 @@ struct FlattenCtx {
     void pop() {
         if constexpr (Path) path.pop_back();
     }
-};
-
-// The spec under construction goes into vectors the thread keeps between
-// flattens, so that a flatten allocates no node array once they have grown;
-// finish() interns the result (TreeSpec::intern). A nested flatten (a
-// pytree_node that calls tree_flatten) finds the vectors taken and grows its own.
-class ScratchSpec {
-public:
-    explicit ScratchSpec(SpecBuilder& b) : b_(b) { swap_with_store(); }
-    ~ScratchSpec() {
-        b_.data.nodes.clear();
-        b_.data.strings.clear();
-        b_.data.constants.clear();
-        // A huge structure does not pin its arrays for the thread's lifetime.
-        if (b_.data.nodes.capacity() > max_kept_nodes) b_.data.nodes = {};
-        swap_with_store();
-    }
-    ScratchSpec(const ScratchSpec&) = delete;
-    ScratchSpec& operator=(const ScratchSpec&) = delete;
-
-    TreeSpec finish() const { return TreeSpec::intern(b_.data); }
-
-private:
-    static SpecData& store() {
-        thread_local SpecData s;
-        return s;
-    }
-    void swap_with_store() {
-        SpecData& s = store();
-        b_.data.nodes.swap(s.nodes);
-        b_.data.strings.swap(s.strings);
-        b_.data.constants.swap(s.constants);
-    }
-
-    SpecBuilder& b_;
 };
 
 // ---------------------------------------------------------------- unflatten reader
@@ -281,13 +434,28 @@ public:
         ++pos_;
         return moved_ ? std::move(moved_[next_++]) : copied_[next_++];
     }
+    // Whether every child of the current container is a leaf: each child is
+    // one node, and each holds a leaf (None and constants hold none).
+    bool children_are_leaves() const {
+        return cur().size == cur().num_children + 1 && cur().num_leaves == cur().num_children;
+    }
+    // The current container's children, all leaves, as one range
+    // construction of Out; the reader moves past the container.
+    template <class Out>
+    Out take_children_leaves() {
+        const std::size_t n = cur().num_children;
+        const std::size_t first = next_;
+        pos_ += static_cast<std::uint32_t>(n + 1);
+        next_ += n;
+        if (moved_) return Out(std::make_move_iterator(moved_ + first), std::make_move_iterator(moved_ + first + n));
+        return Out(copied_ + first, copied_ + first + n);
+    }
 
     void expect(NodeKind k, std::string_view what) const {
         if (cur().kind != k) mismatch(what);
     }
-    void expect_container(NodeKind k, std::size_t n, std::string_view what) const {
-        if (cur().kind != k || cur().num_children != n) mismatch(what);
-    }
+    // The message is built only on a mismatch.
+    bool at_container(NodeKind k, std::size_t n) const { return cur().kind == k && cur().num_children == n; }
 
     /// Throws value_error with what the type expects, what the spec holds there, and the whole spec.
     [[noreturn]] void mismatch(std::string_view expected) const {
@@ -441,6 +609,8 @@ struct node<std::vector<Y, A>, Kind::list> {
     template <class R>
     static std::vector<Y, A> unflatten(R& r) {
         r.expect(NodeKind::list, "a list (std::vector)");
+        if constexpr (kind_of<Y>() == Kind::leaf)
+            if (r.children_are_leaves()) return r.template take_children_leaves<std::vector<Y, A>>();
         const std::size_t n = r.cur().num_children;
         r.advance();
         std::vector<Y, A> out;
@@ -472,7 +642,7 @@ struct node<X, Kind::tuple> {
     }
     template <class R>
     static X unflatten(R& r) {
-        r.expect_container(NodeKind::tuple, N, "a tuple of " + std::to_string(N));
+        if (!r.at_container(NodeKind::tuple, N)) r.mismatch("a tuple of " + std::to_string(N));
         r.advance();
         // Braced initialization evaluates the children left to right, in spec order.
         return [&]<std::size_t... I>(std::index_sequence<I...>) {
@@ -632,7 +802,7 @@ struct node<X, Kind::aggregate> {
     }
     template <class R>
     static X unflatten(R& r) {
-        r.expect_container(NodeKind::tuple, N, "a tuple of " + std::to_string(N) + " (the aggregate's fields)");
+        if (!r.at_container(NodeKind::tuple, N)) r.mismatch("a tuple of " + std::to_string(N) + " (the aggregate's fields)");
         r.advance();
         return [&]<std::size_t... I>(std::index_sequence<I...>) {
             return X{node<boost::pfr::tuple_element_t<I, X>>::unflatten(r)...};
@@ -693,9 +863,8 @@ struct node<X, Kind::custom> {
 
     template <class R>
     static X unflatten(R& r) {
-        const std::string expected = "a " + std::string(P::type_name) + " node with " + std::to_string(N) + " children";
-        r.expect_container(NodeKind::custom, N, expected);
-        if (r.data().strings[r.cur().data] != P::type_name) r.mismatch(expected);
+        if (!r.at_container(NodeKind::custom, N) || r.data().strings[r.cur().data] != P::type_name)
+            r.mismatch("a " + std::string(P::type_name) + " node with " + std::to_string(N) + " children");
         r.advance();
         // Children in spec order (braced init), then handed to the user's unflatten.
         auto children = [&]<std::size_t... I>(std::index_sequence<I...>) {
@@ -749,11 +918,10 @@ auto flatten_with_spec(const X& x) {
     using C = FlattenCtx<L, true, false, Out>;
     std::vector<typename C::leaf_out> leaves;
     C c;
-    const ScratchSpec scratch(c.spec);
     c.leaves = &leaves;
     c.reserve(node<X>::fixed);
     node<X>::flatten(x, c);
-    return std::pair<std::vector<typename C::leaf_out>, TreeSpec>(std::move(leaves), scratch.finish());
+    return std::pair<std::vector<typename C::leaf_out>, TreeSpec>(std::move(leaves), c.spec.finish());
 }
 
 }  // namespace detail
