@@ -197,11 +197,7 @@ public:
         spec.num_calls = static_cast<std::size_t>(rd.non_negative(rd.need(doc, "$", "num_calls", Node::Kind::integer), "$.num_calls"));
         spec.dynamic_shapes = rd.shapes(rd.need_any(doc, "$", "dynamic_shapes"), "$.dynamic_shapes");
         const bool derived = rd.need(doc, "$", "derived_dims", Node::Kind::boolean).boolean;
-        const Node& inputs = rd.need(doc, "$", "inputs", Node::Kind::array);
-        for (std::size_t i = 0; i < inputs.array.size(); ++i) {
-            const std::string at = "$.inputs[" + std::to_string(i) + "]";
-            const Node& n = inputs.array[i];
-            rd.object(n, at);
+        rd.each_object(rd.need(doc, "$", "inputs", Node::Kind::array), "$.inputs", [&](const Node& n, const std::string& at) {
             InputSpec in;
             in.name = rd.need(n, at, "name", Node::Kind::string).string;
             const Node& shapes = rd.need(n, at, "shapes", Node::Kind::array);
@@ -224,12 +220,8 @@ public:
                     rd.fail(at + ".dynamic", "axis " + std::to_string(d.axis) + " is beyond the rank " +
                                                  std::to_string(rank.value_or(0)) + " of the input's shapes");
             spec.inputs.push_back(std::move(in));
-        }
-        const Node& ranges = rd.need(doc, "$", "ranges", Node::Kind::array);
-        for (std::size_t i = 0; i < ranges.array.size(); ++i) {
-            const std::string at = "$.ranges[" + std::to_string(i) + "]";
-            const Node& n = ranges.array[i];
-            rd.object(n, at);
+        });
+        rd.each_object(rd.need(doc, "$", "ranges", Node::Kind::array), "$.ranges", [&](const Node& n, const std::string& at) {
             DimRange r;
             r.label = rd.need(n, at, "label", Node::Kind::string).string;
             r.min = rd.need(n, at, "min", Node::Kind::integer).integer;
@@ -240,7 +232,7 @@ public:
             r.zero_or_one = rd.need(n, at, "zero_or_one", Node::Kind::boolean).boolean;
             if (r.min > r.max) rd.fail(at, "min " + std::to_string(r.min) + " is greater than max " + std::to_string(r.max));
             spec.ranges.push_back(std::move(r));
-        }
+        });
         spec.relations = rd.relations(rd.need(doc, "$", "relations", Node::Kind::array), "$.relations");
         spec.hints = rd.relations(rd.need(doc, "$", "hints", Node::Kind::array), "$.hints");
         const Node& constants = rd.need(doc, "$", "constants", Node::Kind::object);
@@ -450,6 +442,15 @@ private:
         void object(const Node& n, const std::string& at) const {
             if (n.kind != Node::Kind::object) wrong(at, "an object", n);
         }
+        // f(element, its path) for each element of the array n at `at`, each required to be an object.
+        template <class F>
+        void each_object(const Node& n, const std::string& at, F f) const {
+            for (std::size_t i = 0; i < n.array.size(); ++i) {
+                const std::string eat = at + "[" + std::to_string(i) + "]";
+                object(n.array[i], eat);
+                f(n.array[i], eat);
+            }
+        }
         const Node& need_any(const Node& n, const std::string& at, std::string_view key) const {
             const Node* m = n.find(key);
             if (!m) fail(at, "missing member \"" + std::string(key) + "\"");
@@ -528,10 +529,7 @@ private:
         }
         std::vector<DimRelation> relations(const Node& n, const std::string& at) const {
             std::vector<DimRelation> out;
-            for (std::size_t i = 0; i < n.array.size(); ++i) {
-                const std::string rat = at + "[" + std::to_string(i) + "]";
-                const Node& m = n.array[i];
-                object(m, rat);
+            each_object(n, at, [&](const Node& m, const std::string& rat) {
                 DimRelation r;
                 r.dim = need(m, rat, "dim", Node::Kind::string).string;
                 const std::string& kind = need(m, rat, "kind", Node::Kind::string).string;
@@ -548,7 +546,7 @@ private:
                 r.support = static_cast<std::size_t>(non_negative(need(m, rat, "support", Node::Kind::integer), rat + ".support"));
                 r.evidence = static_cast<std::size_t>(non_negative(need(m, rat, "evidence", Node::Kind::integer), rat + ".evidence"));
                 out.push_back(std::move(r));
-            }
+            });
             return out;
         }
     };
