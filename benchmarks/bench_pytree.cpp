@@ -65,6 +65,15 @@ static Kwargs make_kwargs() {
     return {t({1, 1}), t({1, 1}), t({1, 1}), c};
 }
 
+// The same arguments as a tree of Values, as a caller or the observer holds
+// them: to_value keeps a Value flat (see Value::is_flat); a non-const access
+// builds its tree, which is then the value.
+static V make_value() {
+    V v = yobx::to_value(make_kwargs());
+    v.dict();
+    return v;
+}
+
 static FixedKwargs make_fixed() {
     FixedKwargs f{t({1, 1}), t({1, 1}), t({1, 1}), {}};
     for (auto& [k, v] : f.past_key_values) {
@@ -94,7 +103,7 @@ static void static_unflatten(benchmark::State& state) {
 BENCHMARK(static_unflatten);
 
 static void dynamic_flatten(benchmark::State& state) {
-    const V v = yobx::to_value(make_kwargs());
+    const V v = make_value();
     for (auto _ : state) {
         auto r = yobx::tree_flatten(v);
         benchmark::DoNotOptimize(r);
@@ -103,7 +112,7 @@ static void dynamic_flatten(benchmark::State& state) {
 BENCHMARK(dynamic_flatten);
 
 static void dynamic_flatten_ptrs(benchmark::State& state) {
-    const V v = yobx::to_value(make_kwargs());
+    const V v = make_value();
     for (auto _ : state) {
         auto r = yobx::tree_flatten_ptrs(v);
         benchmark::DoNotOptimize(r);
@@ -114,7 +123,7 @@ BENCHMARK(dynamic_flatten_ptrs);
 // The reference for the copying flatten: the same traversal and leaf copies
 // with no spec (tree_leaves).
 static void dynamic_leaves(benchmark::State& state) {
-    const V v = yobx::to_value(make_kwargs());
+    const V v = make_value();
     for (auto _ : state) {
         auto r = yobx::tree_leaves(v);
         benchmark::DoNotOptimize(r);
@@ -122,14 +131,37 @@ static void dynamic_leaves(benchmark::State& state) {
 }
 BENCHMARK(dynamic_leaves);
 
+// A Value as tree_unflatten makes it: kept flat (the spec and a copy of the leaves).
 static void dynamic_unflatten(benchmark::State& state) {
-    const auto [leaves, spec] = yobx::tree_flatten(yobx::to_value(make_kwargs()));
+    const auto [leaves, spec] = yobx::tree_flatten(make_value());
     for (auto _ : state) {
         auto r = yobx::tree_unflatten<V>(std::span<const DenseTensor>(leaves), spec);
         benchmark::DoNotOptimize(r);
     }
 }
 BENCHMARK(dynamic_unflatten);
+
+// The same, then one look inside (reading a key), which builds the tree of
+// Values: what unflatten costs a caller who reads the structure.
+static void dynamic_unflatten_look(benchmark::State& state) {
+    const auto [leaves, spec] = yobx::tree_flatten(make_value());
+    for (auto _ : state) {
+        const auto r = yobx::tree_unflatten<V>(std::span<const DenseTensor>(leaves), spec);
+        benchmark::DoNotOptimize(&r["input_ids"]);
+    }
+}
+BENCHMARK(dynamic_unflatten_look);
+
+// Flattening a Value kept flat (what to_value and tree_map return): the
+// spec shared and the leaves copied, no tree walked.
+static void dynamic_flatten_kept_flat(benchmark::State& state) {
+    const V v = yobx::to_value(make_kwargs());
+    for (auto _ : state) {
+        auto r = yobx::tree_flatten(v);
+        benchmark::DoNotOptimize(r);
+    }
+}
+BENCHMARK(dynamic_flatten_kept_flat);
 
 // Leaves moved in (what tree_map does with the leaves it made). Moving
 // consumes them, so each timed unflatten gets a fresh copy made untimed:

@@ -6,6 +6,8 @@
 #include <doctest/doctest.h>
 
 #include <span>
+#include <thread>
+#include <utility>
 
 using namespace test;
 using V = yobx::Value<DenseTensor>;
@@ -260,5 +262,194 @@ TEST_CASE("a flatten that parts from the previous structure builds its own spec 
         // Both are kept: each flattens to its own spec again, shared.
         CHECK(&yobx::tree_structure(c.before).data() == &before.data());
         CHECK(&yobx::tree_structure(c.after).data() == &spec.data());
+    }
+}
+
+// A Value of every node kind, built by hand (so not kept flat).
+static V every_kind() {
+    auto t = [](std::int64_t n) { return tensor({n}); };
+    return V::dict({{"ids", t(1)},
+                    {"l", V::list({t(2), t(3), yobx::none, 3, -0.0, "s", false, V::tuple({t(4)}), t(5)})},
+                    {"cache", V::custom("DynamicCache", {"key_cache", "value_cache"}, {V::list({t(6), t(7)}), V::list()})},
+                    {"p", V::custom("P", {}, {t(8), 1.5})},
+                    {"e", V::dict({})}});
+}
+
+static std::vector<std::string> key_paths(const V& v) {
+    std::vector<std::string> out;
+    for (const auto& [path, leaf] : yobx::tree_flatten_with_path(v).first) out.push_back(yobx::keystr(path));
+    return out;
+}
+
+TEST_CASE("a Value made by tree_unflatten is kept flat until a non-const accessor could change it") {
+    const V e = every_kind();
+    const auto [leaves, spec] = yobx::tree_flatten(e);
+    V v = yobx::tree_unflatten<V>(std::span<const DenseTensor>(leaves), spec);
+    REQUIRE(v.is_flat());
+    // Read without building the tree.
+    CHECK(v.kind() == V::Kind::dict);
+    CHECK(v.size() == 5);
+    CHECK(v.type_name() == "dict");
+    // Flattened again: the same spec, shared, and the leaves, walking no tree.
+    auto [again, spec2] = yobx::tree_flatten(v);
+    CHECK(&spec2.data() == &spec.data());
+    CHECK(again == leaves);
+    CHECK(yobx::tree_leaves(v) == leaves);
+    CHECK(yobx::num_leaves(v) == 8);
+    CHECK(&yobx::tree_structure(v).data() == &spec.data());
+    const auto ptrs = yobx::tree_flatten_ptrs(v).first;
+    REQUIRE(ptrs.size() == 8);
+    for (std::size_t i = 0; i < ptrs.size(); ++i) CHECK(ptrs[i]->shares_storage_with(leaves[i]));
+    // Looking inside builds the tree; the value stays flat.
+    const V& cv = v;
+    CHECK(cv.repr() == e.repr());
+    CHECK(cv == e);
+    CHECK(e == cv);
+    CHECK(cv["l"].size() == 9);
+    CHECK(cv["cache"].type_name() == "DynamicCache");
+    CHECK(cv["p"].custom().keys.empty());
+    CHECK(cv["l"][-1].tensor().shares_storage_with(leaves[4]));
+    CHECK(key_paths(v) == key_paths(e));
+    CHECK(v.is_flat());
+    CHECK(yobx::tree_flatten_ptrs(v).first == ptrs);
+    // The tree stays where it is: what const access handed out is still there after a non-const one.
+    const V* ids = &cv["ids"];
+    const V::List* l = &cv["l"].items();
+    CHECK(&v["ids"] == ids);
+    CHECK_FALSE(v.is_flat());
+    CHECK(&v["l"].items() == l);
+    // Changed, the tree is the value.
+    v["ids"] = V(tensor({9, 9}));
+    v["l"].push_back(yobx::none);
+    auto [changed, spec3] = yobx::tree_flatten(v);
+    CHECK(changed[0].shape() == std::vector<std::int64_t>{9, 9});
+    CHECK(spec3.to_string() ==
+          "TreeSpec(dict, ['ids', 'l', 'cache', 'p', 'e'], [*, TreeSpec(list, None, [*, *, None, 3, -0.0, 's', False, "
+          "TreeSpec(tuple, None, [*]), *, None]), TreeSpec(DynamicCache, ['key_cache', 'value_cache'], "
+          "[TreeSpec(list, None, [*, *]), TreeSpec(list, None, [])]), TreeSpec(P, None, [*, 1.5]), "
+          "TreeSpec(dict, [], [])])");
+    CHECK(yobx::tree_flatten_ptrs(v).first[0] == &v["ids"].tensor());
+    CHECK_FALSE(v == e);
+}
+
+TEST_CASE("every way to a Value keeps containers flat and builds the rest") {
+    const V e = every_kind();
+    auto [leaves, spec] = yobx::tree_flatten(e);
+    CHECK(yobx::tree_unflatten<V>(leaves, spec).is_flat());
+    CHECK(yobx::to_value(std::pair{tensor({1}), 2}).is_flat());
+    const V mapped = yobx::tree_map([](const DenseTensor& t) { return tensor({t.shape()[0] * 10}); }, e);
+    CHECK(mapped.is_flat());
+    CHECK(mapped["p"][0].tensor().shape()[0] == 80);
+    // A root that is no container is built at once.
+    const V leaf = yobx::tree_unflatten<V>(std::vector{tensor({2})}, yobx::TreeSpec::leaf());
+    CHECK_FALSE(leaf.is_flat());
+    CHECK(leaf.tensor().shape()[0] == 2);
+    CHECK(yobx::tree_unflatten<V>(std::vector<DenseTensor>{}, yobx::TreeSpec::none()).is_none());
+    CHECK(yobx::tree_unflatten<V>(std::vector<DenseTensor>{}, yobx::TreeSpec::constant(2.5)).as_double() == 2.5);
+    // A subtree spec.
+    const V cache = yobx::tree_unflatten<V>(std::vector{tensor({6}), tensor({7})}, spec.child(2));
+    CHECK(cache.is_flat());
+    CHECK(cache.type_name() == "DynamicCache");
+    CHECK(cache.size() == 2);
+    CHECK(cache == e["cache"]);
+    // Wrong counts are refused before anything is kept.
+    CHECK_THROWS_WITH_AS(yobx::tree_unflatten<V>(std::vector{tensor({1})}, spec),
+                         "tree_unflatten: the spec has 8 leaves but 1 leaves were given", yobx::value_error);
+}
+
+TEST_CASE("copies of a flat Value share it; changing one leaves the others alone") {
+    const V e = every_kind();
+    auto [leaves, spec] = yobx::tree_flatten(e);
+    V a = yobx::tree_unflatten<V>(std::move(leaves), spec);
+    V b = a;
+    CHECK(b.is_flat());
+    CHECK(yobx::tree_flatten_ptrs(b).first == yobx::tree_flatten_ptrs(a).first);
+    b["ids"] = 7;
+    CHECK(a.is_flat());
+    CHECK(a == e);
+    CHECK(yobx::tree_structure(b).to_string().starts_with("TreeSpec(dict, ['ids', 'l', 'cache', 'p', 'e'], [7, "));
+    // A copy of a changed Value is a copy of its tree.
+    V c = b;
+    CHECK_FALSE(c.is_flat());
+    CHECK(c == b);
+    c["ids"] = 8;
+    CHECK(b["ids"].as_int() == 7);
+    // Assignment, both ways.
+    c = a;
+    CHECK(c.is_flat());
+    CHECK(c == e);
+    c = b;
+    CHECK_FALSE(c.is_flat());
+    CHECK(c["ids"].as_int() == 7);
+    // Moved from, a flat Value is None.
+    V d = std::move(a);
+    CHECK(d.is_flat());
+    CHECK(a.is_none());
+    CHECK(a.repr() == "None");
+    a = std::move(d);
+    CHECK(a == e);
+    CHECK(d.is_none());
+    V& self = a;
+    a = std::move(self);
+    CHECK(a == e);
+}
+
+TEST_CASE("a Value takes a part of itself") {
+    const V e = every_kind();
+    auto [leaves, spec] = yobx::tree_flatten(e);
+    for (const bool flat : {true, false}) {
+        INFO(flat);
+        V v = flat ? yobx::tree_unflatten<V>(leaves, spec) : e;
+        v = std::move(v["cache"]);
+        CHECK(v == e["cache"]);
+        v = v["value_cache"];
+        CHECK(v == V::list());
+        V w = flat ? yobx::tree_unflatten<V>(leaves, spec) : e;
+        w = w["l"][7];
+        CHECK(w.repr() == "(Tensor(shape=[4], dtype=float32),)");
+        w = std::move(w[0]);
+        CHECK(w.tensor().shares_storage_with(leaves[3]));
+    }
+}
+
+TEST_CASE("a flat Value inside a larger structure flattens from its spec") {
+    const V e = every_kind();
+    auto [leaves, spec] = yobx::tree_flatten(e);
+    const V flat = yobx::tree_unflatten<V>(std::move(leaves), spec);
+    const V outer = V::list({flat, V::tuple({flat, 3})});
+    const V eager = V::list({e, V::tuple({e, 3})});
+    auto [l1, s1] = yobx::tree_flatten(outer);
+    auto [l2, s2] = yobx::tree_flatten(eager);
+    CHECK(s1.to_string() == s2.to_string());
+    CHECK(s1 == s2);
+    CHECK(l1 == l2);
+    CHECK(key_paths(outer) == key_paths(eager));
+    CHECK(key_paths(outer)[13] == "[1][0]['cache'].key_cache[0]");
+    CHECK(yobx::tree_leaves(outer) == l2);
+    const auto ptrs = yobx::tree_flatten_ptrs(outer).first;
+    const auto inner = yobx::tree_flatten_ptrs(flat).first;
+    REQUIRE(ptrs.size() == 16);
+    for (std::size_t i = 0; i < 8; ++i) {
+        CHECK(ptrs[i] == inner[i]);
+        CHECK(ptrs[8 + i] == inner[i]);
+    }
+    CHECK(outer[0].is_flat());
+    // In a static structure too.
+    auto [l3, s3] = yobx::tree_flatten(std::pair{flat, std::vector{tensor({3})}});
+    CHECK(s3.to_string() == yobx::tree_structure(std::pair{e, std::vector{tensor({3})}}).to_string());
+    CHECK(l3.size() == 9);
+}
+
+TEST_CASE("threads looking inside one flat Value at once see one tree") {
+    const V e = every_kind();
+    auto [leaves, spec] = yobx::tree_flatten(e);
+    for (int round = 0; round < 20; ++round) {
+        const V v = yobx::tree_unflatten<V>(leaves, spec);
+        std::vector<const V*> seen(4);
+        std::vector<std::thread> threads;
+        for (std::size_t i = 0; i < seen.size(); ++i) threads.emplace_back([&v, &seen, i] { seen[i] = &v["cache"]; });
+        for (auto& t : threads) t.join();
+        for (const V* p : seen) CHECK(p == seen[0]);
+        CHECK(v.is_flat());
     }
 }

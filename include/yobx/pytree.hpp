@@ -88,6 +88,7 @@ TreeSpec tree_structure(const X& x) {
 template <class T = void, class X>
 auto tree_leaves(const X& x) {
     using L = typename detail::resolve_leaf<T, X>::type;
+    if (const auto* f = detail::flat_tree_of<L>(x)) return f->leaves;
     std::vector<L> leaves;
     detail::FlattenCtx<L, false, false> c;
     c.leaves = &leaves;
@@ -102,6 +103,8 @@ std::size_t num_leaves(const X& x) {
     if constexpr (static_num_leaves<X> >= 0) {
         return static_cast<std::size_t>(static_num_leaves<X>);
     } else {
+        using L = typename detail::resolve_leaf<T, X>::type;
+        if (const auto* f = detail::flat_tree_of<L>(x)) return f->leaves.size();
         return tree_leaves<T>(x).size();
     }
 }
@@ -166,16 +169,24 @@ auto tree_leaves_fixed(const X& x) {
 template <class X, class T>
 X tree_unflatten(std::vector<T> leaves, const TreeSpec& spec) {
     detail::check_leaf_count(leaves.size(), spec);
-    detail::SpecReader<T> r(spec, leaves.data(), nullptr);
-    return detail::node<X>::unflatten(r);
+    if constexpr (detail::keeps_flat<X, T>) {
+        return detail::dynamic_node<X>::from_flat(std::move(leaves), spec);
+    } else {
+        detail::SpecReader<T> r(spec, leaves.data(), nullptr);
+        return detail::node<X>::unflatten(r);
+    }
 }
 
 /// As above, copying the leaves from a span.
 template <class X, class T>
 X tree_unflatten(std::span<const T> leaves, const TreeSpec& spec) {
     detail::check_leaf_count(leaves.size(), spec);
-    detail::SpecReader<T> r(spec, nullptr, leaves.data());
-    return detail::node<X>::unflatten(r);
+    if constexpr (detail::keeps_flat<X, T>) {
+        return detail::dynamic_node<X>::from_flat(std::vector<T>(leaves.begin(), leaves.end()), spec);
+    } else {
+        detail::SpecReader<T> r(spec, nullptr, leaves.data());
+        return detail::node<X>::unflatten(r);
+    }
 }
 
 /// The same structure with every leaf replaced by f(leaf). On a static type f

@@ -58,12 +58,16 @@ struct KeyEntry {
 
     /// `[3]`, `['mask']` or `.key_cache`, as torch.utils._pytree.keystr prints them.
     std::string to_string() const {
+        // Appended, not "[" + s: GCC 12 at -O3 warns (-Wrestrict, a false
+        // positive) on the insertion at 0 that operator+(const char*, string&&) makes.
+        std::string s(kind == Kind::attr ? "." : "[");
         switch (kind) {
-            case Kind::sequence: return "[" + std::to_string(index) + "]";
-            case Kind::mapping: return "[" + detail::repr_string(name) + "]";
-            case Kind::attr: return "." + name;
+            case Kind::sequence: s += std::to_string(index); break;
+            case Kind::mapping: s += detail::repr_string(name); break;
+            case Kind::attr: s += name; return s;
         }
-        return {};
+        s += ']';
+        return s;
     }
     friend bool operator==(const KeyEntry&, const KeyEntry&) = default;
 };

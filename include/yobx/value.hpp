@@ -15,9 +15,11 @@
 #include <yobx/tensor.hpp>
 #include <yobx/treespec.hpp>
 
+#include <atomic>
 #include <concepts>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <ostream>
 #include <sstream>
 #include <string>
@@ -57,6 +59,27 @@ public:
     };
 
     Value() noexcept = default;
+    Value(const Value&) = default;
+    /// A moved-from Value is None when it was kept flat (see is_flat), else
+    /// what its storage leaves behind (an empty list for a list).
+    Value(Value&& o) noexcept(std::is_nothrow_move_constructible_v<T>) : kind_(o.kind_), v_(std::move(o.v_)) {
+        o.forget_flat();
+    }
+    // Both assignments take the new value out first: it may live inside this
+    // one (v = v["x"], v = std::move(v[0])), and storing it destroys the old.
+    Value& operator=(const Value& o) {
+        if (this != &o) *this = Value(o);
+        return *this;
+    }
+    Value& operator=(Value&& o) noexcept(std::is_nothrow_move_constructible_v<T> && std::is_nothrow_move_assignable_v<T>) {
+        if (this != &o) {
+            Value moved(std::move(o));
+            kind_ = moved.kind_;
+            v_ = std::move(moved.v_);
+        }
+        return *this;
+    }
+    ~Value() = default;
     Value(none_t) noexcept {}
     Value(bool b) : kind_(Kind::boolean), v_(b) {}
     template <std::integral I>
@@ -111,7 +134,9 @@ public:
             case Kind::list: return "list";
             case Kind::tuple: return "tuple";
             case Kind::dict: return "dict";
-            case Kind::custom: return std::get<Custom>(v_).type;
+            case Kind::custom:
+                if (const auto* f = flat()) return std::string(f->spec.type_name());
+                return std::get<Custom>(look().v_).type;
         }
         return "?";
     }
@@ -127,27 +152,43 @@ public:
     const T& tensor() const { return get<T>(Kind::tensor, "Tensor"); }
     T& tensor() { return const_cast<T&>(std::as_const(*this).tensor()); }
 
+    // The accessors below read a Value kept flat (see is_flat) through its
+    // unpacked tree; the non-const ones first make that tree the value.
+
     /// The items of a list or tuple.
     const List& items() const {
         if (!is_sequence()) wrong("a list or tuple");
-        return std::get<List>(v_);
+        return std::get<List>(look().v_);
     }
-    List& items() { return const_cast<List&>(std::as_const(*this).items()); }
+    List& items() { return const_cast<List&>(std::as_const(change()).items()); }
     const Dict& dict() const { return get<Dict>(Kind::dict, "dict"); }
-    Dict& dict() { return const_cast<Dict&>(std::as_const(*this).dict()); }
+    Dict& dict() { return const_cast<Dict&>(std::as_const(change()).dict()); }
     const Custom& custom() const { return get<Custom>(Kind::custom, "custom node"); }
-    Custom& custom() { return const_cast<Custom&>(std::as_const(*this).custom()); }
+    Custom& custom() { return const_cast<Custom&>(std::as_const(change()).custom()); }
 
     /// len(): items of a list/tuple, keys of a dict, children of a custom node.
     std::size_t size() const {
+        if (const auto* f = flat()) return f->spec.num_children();
+        const Value& x = look();
         switch (kind_) {
             case Kind::list:
-            case Kind::tuple: return std::get<List>(v_).size();
-            case Kind::dict: return std::get<Dict>(v_).size();
-            case Kind::custom: return std::get<Custom>(v_).children.size();
+            case Kind::tuple: return std::get<List>(x.v_).size();
+            case Kind::dict: return std::get<Dict>(x.v_).size();
+            case Kind::custom: return std::get<Custom>(x.v_).children.size();
             default: throw type_error("object of type '" + type_name() + "' has no len()");
         }
     }
+
+    /// Whether this value is kept flat: as the spec and the leaves that
+    /// tree_unflatten was given (to_value and tree_map make Values that
+    /// way). Making one costs a copy of the leaves (or nothing, leaves moved
+    /// in), and flattening it again gives them back with the spec, walking
+    /// no tree. The tree is built the first time something looks inside (an
+    /// accessor, printing, comparing); it stays flat until a non-const
+    /// accessor (items(), dict(), operator[] on a non-const Value...) could
+    /// change it. Copies of a flat Value share the spec and the leaves,
+    /// which nobody changes.
+    bool is_flat() const noexcept { return flat() != nullptr; }
 
     /// v[i] on a list, tuple or custom node; negative i counts from the end as in Python.
     /// (A template, so that v[0] does not also match the const char* overload.)
@@ -156,8 +197,8 @@ public:
     const Value& operator[](I index) const {
         const auto i = static_cast<std::int64_t>(index);
         const List* items = nullptr;
-        if (is_sequence()) items = &std::get<List>(v_);
-        else if (kind_ == Kind::custom) items = &std::get<Custom>(v_).children;
+        if (is_sequence()) items = &std::get<List>(look().v_);
+        else if (kind_ == Kind::custom) items = &std::get<Custom>(look().v_).children;
         else throw type_error("'" + type_name() + "' object is not subscriptable by an integer");
         const auto n = static_cast<std::int64_t>(items->size());
         const std::int64_t j = i < 0 ? i + n : i;
@@ -168,25 +209,26 @@ public:
     template <std::integral I>
         requires(!std::same_as<I, bool>)
     Value& operator[](I i) {
-        return const_cast<Value&>(std::as_const(*this)[i]);
+        return const_cast<Value&>(std::as_const(change())[i]);
     }
 
     /// v["key"] on a dict, or a named child of a custom node; throws value_error naming a missing key.
     const Value& operator[](std::string_view key) const {
         if (kind_ == Kind::dict) {
-            auto it = std::get<Dict>(v_).find(key);
-            if (it == std::get<Dict>(v_).end()) throw value_error("KeyError: " + detail::repr_string(key));
+            const Dict& d = std::get<Dict>(look().v_);
+            auto it = d.find(key);
+            if (it == d.end()) throw value_error("KeyError: " + detail::repr_string(key));
             return it->second;
         }
         if (kind_ == Kind::custom) {
-            const Custom& c = std::get<Custom>(v_);
+            const Custom& c = std::get<Custom>(look().v_);
             for (std::size_t i = 0; i < c.keys.size(); ++i)
                 if (c.keys[i] == key) return c.children[i];
             throw value_error("'" + c.type + "' node has no child " + detail::repr_string(key));
         }
         throw type_error("'" + type_name() + "' object is not subscriptable by a string");
     }
-    Value& operator[](std::string_view key) { return const_cast<Value&>(std::as_const(*this)[key]); }
+    Value& operator[](std::string_view key) { return const_cast<Value&>(std::as_const(change())[key]); }
     const Value& operator[](const char* key) const { return (*this)[std::string_view(key)]; }
     Value& operator[](const char* key) { return (*this)[std::string_view(key)]; }
 
@@ -195,7 +237,7 @@ public:
     /// Appends to a list.
     void push_back(Value v) {
         if (kind_ != Kind::list) wrong("a list");
-        std::get<List>(v_).push_back(std::move(v));
+        std::get<List>(change().v_).push_back(std::move(v));
     }
 
     /// The Python literal this value would print as:
@@ -211,11 +253,90 @@ public:
     friend bool operator==(const Value& a, const Value& b)
         requires std::equality_comparable<T>
     {
-        return a.kind_ == b.kind_ && a.v_ == b.v_;
+        const Value& x = a.look();
+        const Value& y = b.look();
+        return x.kind_ == y.kind_ && x.v_ == y.v_;
     }
 
 private:
-    using Storage = std::variant<std::monostate, bool, std::int64_t, double, std::string, T, List, Dict, Custom>;
+    using Flat = detail::FlatTree<T>;
+
+    // A list, tuple, dict or custom node kept flat (is_flat): the spec and
+    // leaves tree_unflatten was given, shared by copies. The tree is built
+    // on first look and kept; building it is thread-safe, as const access
+    // must be (the first of two racing threads installs its tree, the other
+    // drops its own). Once a non-const accessor hands out the tree, the
+    // flat form is dropped: the tree is the value. Invariant: flat or tree.
+    class Packed {
+    public:
+        explicit Packed(std::shared_ptr<const Flat> f) noexcept : flat_(std::move(f)) {}
+        Packed(const Packed& o) : flat_(o.flat_), tree_(o.flat_ ? nullptr : new Value(o.look())) {}
+        Packed(Packed&& o) noexcept : flat_(std::move(o.flat_)), tree_(o.tree_.exchange(nullptr, std::memory_order_relaxed)) {}
+        Packed& operator=(const Packed& o) {
+            Packed copy(o);
+            swap(copy);
+            return *this;
+        }
+        Packed& operator=(Packed&& o) noexcept {
+            Packed moved(std::move(o));
+            swap(moved);
+            return *this;
+        }
+        ~Packed() { delete tree_.load(std::memory_order_relaxed); }
+
+        const Flat* flat() const noexcept { return flat_.get(); }
+        const Value& look() const {
+            if (Value* t = tree_.load(std::memory_order_acquire)) return *t;
+            SpecReader r(flat_->spec, nullptr, flat_->leaves.data());
+            auto built = std::make_unique<Value>(detail::dynamic_node<Value>::unflatten(r));
+            Value* seen = nullptr;
+            if (tree_.compare_exchange_strong(seen, built.get(), std::memory_order_acq_rel, std::memory_order_acquire))
+                return *built.release();
+            return *seen;
+        }
+        Value& change() {
+            Value& t = const_cast<Value&>(look());
+            flat_.reset();
+            return t;
+        }
+        friend bool operator==(const Packed& a, const Packed& b) { return a.look() == b.look(); }
+
+    private:
+        using SpecReader = detail::SpecReader<T>;
+        void swap(Packed& o) noexcept {
+            flat_.swap(o.flat_);
+            Value* t = tree_.load(std::memory_order_relaxed);
+            tree_.store(o.tree_.load(std::memory_order_relaxed), std::memory_order_relaxed);
+            o.tree_.store(t, std::memory_order_relaxed);
+        }
+
+        std::shared_ptr<const Flat> flat_;
+        mutable std::atomic<Value*> tree_{nullptr};
+    };
+
+    using Storage = std::variant<std::monostate, bool, std::int64_t, double, std::string, T, List, Dict, Custom, Packed>;
+
+    // The value to read: the unpacked tree of a Value kept flat, else itself.
+    const Value& look() const {
+        if (const auto* p = std::get_if<Packed>(&v_)) return p->look();
+        return *this;
+    }
+    // The value to change: the tree of a Value kept flat, which stops being flat.
+    Value& change() {
+        if (auto* p = std::get_if<Packed>(&v_)) return p->change();
+        return *this;
+    }
+    const Flat* flat() const noexcept {
+        const auto* p = std::get_if<Packed>(&v_);
+        return p ? p->flat() : nullptr;
+    }
+    // After a move: a Value that was kept flat becomes None (its Packed is empty).
+    void forget_flat() noexcept {
+        if (std::holds_alternative<Packed>(v_)) {
+            v_.template emplace<std::monostate>();
+            kind_ = Kind::none;
+        }
+    }
 
     template <class S>
     Value(Kind k, S&& s) : kind_(k), v_(std::forward<S>(s)) {}
@@ -234,10 +355,11 @@ private:
     template <class S>
     const S& get(Kind k, std::string_view name) const {
         if (kind_ != k) wrong(std::string(k == Kind::integer ? "an " : "a ") + std::string(name));
-        return std::get<S>(v_);
+        return std::get<S>(look().v_);
     }
 
     void print(std::string& s) const {
+        if (std::holds_alternative<Packed>(v_)) return look().print(s);
         switch (kind_) {
             case Kind::none: s += "None"; return;
             case Kind::boolean: s += std::get<bool>(v_) ? "True" : "False"; return;
@@ -316,6 +438,16 @@ struct dynamic_node<Value<T>> {
 
     template <class Ctx>
     static void flatten(const V& v, Ctx& c) {
+        if (const auto* p = std::get_if<typename V::Packed>(&v.v_)) {
+            if (const auto* f = p->flat()) {
+                const SpecData& d = f->spec.data();
+                std::uint32_t at = f->spec.root();
+                replay(d, at, f->leaves.data(), c);
+            } else {
+                flatten(p->look(), c);
+            }
+            return;
+        }
         switch (v.kind_) {
             case V::Kind::none: c.none(); return;
             case V::Kind::boolean: c.constant(std::get<bool>(v.v_)); return;
@@ -380,6 +512,101 @@ struct dynamic_node<Value<T>> {
             c.pop();
             ++i;
         }
+    }
+
+    // Flattening a Value kept flat at the top of a flatten: its spec and leaves as they are.
+    static const FlatTree<T>* flat_tree(const V& v) noexcept { return v.flat(); }
+
+    // Writes the subtree of `d` at node `at` into c as flatten(V) would,
+    // from the spec instead of a tree (a Value kept flat inside a larger
+    // structure); moves `at` past the subtree, returns the next leaf.
+    template <class Ctx>
+    static const T* replay(const SpecData& d, std::uint32_t& at, const T* leaf, Ctx& c) {
+        const SpecNode n = d.nodes[at++];
+        switch (n.kind) {
+            case NodeKind::leaf: c.leaf(*leaf); return leaf + 1;
+            case NodeKind::none: c.none(); return leaf;
+            case NodeKind::constant:
+                std::visit([&c](const auto& x) { c.constant(x); }, d.constants[n.data]);
+                return leaf;
+            case NodeKind::list:
+            case NodeKind::tuple: {
+                const auto open = c.open(n.kind, n.num_children);
+                leaf = replay_children(d, at, n, leaf, c, [&c](std::uint32_t i) { c.push_index(i); });
+                c.close(open);
+                return leaf;
+            }
+            case NodeKind::dict: {
+                const auto first = c.next_string();
+                for (std::uint32_t i = 0; i < n.num_children; ++i) c.add_string(d.strings[n.key_index(i)]);
+                const auto open = c.open(NodeKind::dict, n.num_children, true, first);
+                for (std::uint32_t i = 0; i < n.num_children; ++i) {
+                    c.push_key(d.strings[n.key_index(i)]);
+                    leaf = replay(d, at, leaf, c);
+                    c.pop();
+                }
+                c.close(open);
+                return leaf;
+            }
+            case NodeKind::custom: {
+                const auto first = c.next_string();
+                c.add_string(d.strings[n.data]);
+                if (n.has_keys)
+                    for (std::uint32_t i = 0; i < n.num_children; ++i) c.add_string(d.strings[n.key_index(i)]);
+                const auto open = c.open(NodeKind::custom, n.num_children, n.has_keys, first);
+                leaf = replay_children(d, at, n, leaf, c, [&](std::uint32_t i) {
+                    if (n.has_keys) c.push_attr(d.strings[n.key_index(i)]);
+                    else c.push_index(i);
+                });
+                c.close(open);
+                return leaf;
+            }
+        }
+        return leaf;
+    }
+
+    // The children of a list, tuple or custom node; runs of leaves go at
+    // once, as children() does for a tree.
+    template <class Ctx, class Push>
+    static const T* replay_children(const SpecData& d, std::uint32_t& at, const SpecNode& n, const T* leaf, Ctx& c,
+                                    Push push) {
+        for (std::uint32_t i = 0; i < n.num_children;) {
+            if constexpr (!Ctx::with_paths) {
+                std::uint32_t run = 0;
+                while (i + run < n.num_children && d.nodes[at + run].kind == NodeKind::leaf) ++run;
+                if (run > 0) {
+                    c.leaf_run(run, [leaf](std::size_t k) -> const T& { return leaf[k]; });
+                    at += run;
+                    leaf += run;
+                    i += run;
+                    continue;
+                }
+            }
+            push(i);
+            leaf = replay(d, at, leaf, c);
+            c.pop();
+            ++i;
+        }
+        return leaf;
+    }
+
+    // tree_unflatten<Value<T>>: a container is kept flat (is_flat), anything
+    // else built at once.
+    static V from_flat(std::vector<T> leaves, const TreeSpec& spec) {
+        V out;
+        switch (spec.kind()) {
+            case NodeKind::list: out.kind_ = V::Kind::list; break;
+            case NodeKind::tuple: out.kind_ = V::Kind::tuple; break;
+            case NodeKind::dict: out.kind_ = V::Kind::dict; break;
+            case NodeKind::custom: out.kind_ = V::Kind::custom; break;
+            default: {
+                SpecReader<T> r(spec, leaves.data(), nullptr);
+                build(r, out);
+                return out;
+            }
+        }
+        out.v_.template emplace<typename V::Packed>(std::make_shared<const FlatTree<T>>(FlatTree<T>{spec, std::move(leaves)}));
+        return out;
     }
 
     template <class R>

@@ -59,6 +59,30 @@ struct dynamic_node {
 template <class X>
 concept dynamic = !requires { typename dynamic_node<X>::yobx_not_dynamic; };
 
+// A tree held as its spec and its leaves in order: what tree_unflatten was
+// given. A dynamic node that may hold its value this way (Value<T>) gives it
+// through `flat_tree(x)` (null when it does not), and flattening it then
+// copies the leaves and shares the spec instead of walking a tree.
+template <class T>
+struct FlatTree {
+    TreeSpec spec;
+    std::vector<T> leaves;
+};
+template <class X, class L>
+concept has_flat_tree = requires(const X& x) {
+    { dynamic_node<X>::flat_tree(x) } -> std::same_as<const FlatTree<L>*>;
+};
+// A dynamic node that keeps what tree_unflatten gives it as a FlatTree.
+template <class X, class L>
+concept keeps_flat = requires(std::vector<L> leaves, const TreeSpec& spec) {
+    { dynamic_node<X>::from_flat(std::move(leaves), spec) } -> std::same_as<X>;
+};
+template <class L, class X>
+const FlatTree<L>* flat_tree_of(const X& x) noexcept {
+    if constexpr (has_flat_tree<X, L>) return dynamic_node<X>::flat_tree(x);
+    else return nullptr;
+}
+
 template <class X> struct is_optional : std::false_type {};
 template <class Y> struct is_optional<std::optional<Y>> : std::true_type {};
 template <class X> struct is_vector : std::false_type {};
@@ -917,6 +941,15 @@ template <LeafOut Out, class L, class X>
 auto flatten_with_spec(const X& x) {
     using C = FlattenCtx<L, true, false, Out>;
     std::vector<typename C::leaf_out> leaves;
+    if (const FlatTree<L>* f = flat_tree_of<L>(x)) {
+        if constexpr (C::ptr) {
+            leaves.reserve(f->leaves.size());
+            for (const L& l : f->leaves) leaves.push_back(&l);
+        } else {
+            leaves = f->leaves;
+        }
+        return std::pair<std::vector<typename C::leaf_out>, TreeSpec>(std::move(leaves), f->spec);
+    }
     C c;
     c.leaves = &leaves;
     c.reserve(node<X>::fixed);
