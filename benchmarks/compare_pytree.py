@@ -68,6 +68,7 @@ def main():
         ("unflatten", "static_unflatten", "typed struct", None),
         ("unflatten", "hand_written_unflatten", "hand-written struct", None),
         ("unflatten", "hand_written_unflatten_moved", "hand-written, moved", None),
+        ("unflatten", "leaves_vector_copy", "one vector of leaf copies", None),
     ]
     print(f"torch {torch.__version__}, 67 tensors")
     print(f"{'operation':<10} {'yobx form':<27} {'yobx ns':>9} {'torch ns':>10} {'ratio':>8}  target")
