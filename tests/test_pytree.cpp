@@ -213,6 +213,21 @@ TEST_CASE("fixed-size flatten fills a std::array") {
     CHECK(ptrs[3] == &std::get<0>(f.z));
     auto pp = yobx::tree_leaf_ptrs(Pair2{});
     CHECK(pp.size() == 2);
+
+    // A std::array is walked by a loop: tensors as one run, other elements
+    // one by one, with their own addresses, key paths and spec.
+    std::array<std::pair<DenseTensor, int>, 2> pairs{{{tensor({7}), 1}, {tensor({8}), 2}}};
+    const auto pair_ptrs = yobx::tree_leaf_ptrs(pairs);
+    CHECK(pair_ptrs == std::array<const DenseTensor*, 2>{&pairs[0].first, &pairs[1].first});
+    CHECK(yobx::tree_leaves_fixed(pairs)[1].shares_storage_with(pairs[1].first));
+    const auto [with_paths, pairs_spec] = yobx::tree_flatten_with_path(pairs);
+    REQUIRE(with_paths.size() == 2);
+    CHECK(yobx::keystr(with_paths[1].first) == "[1][0]");
+    CHECK(pairs_spec.to_string() == "TreeSpec(tuple, None, [TreeSpec(tuple, None, [*, 1]), TreeSpec(tuple, None, [*, 2])])");
+    const std::array<DenseTensor, 3> run{tensor({1}), tensor({2}), tensor({3})};
+    CHECK(yobx::tree_leaf_ptrs(run)[2] == &run[2]);
+    CHECK(yobx::keystr(yobx::tree_flatten_with_path(run).first[2].first) == "[2]");
+    CHECK(yobx::tree_flatten_ptrs(run).first == std::vector<const DenseTensor*>{&run[0], &run[1], &run[2]});
 }
 
 TEST_CASE("tree_flatten_ptrs gives the addresses inside the argument and the same spec") {
@@ -273,6 +288,28 @@ TEST_CASE("flattening the same structure again shares its spec") {
     // More structures than the thread keeps: the first is built again, the same.
     for (int n = 0; n < 6; ++n) CHECK(yobx::tree_structure<DenseTensor>(std::vector<int>(n)).num_children() == n);
     CHECK(yobx::tree_structure(a).to_string() == "TreeSpec(list, None, [*, *])");
+}
+
+TEST_CASE("a key that differs from the last spec's in one byte gets a spec of its own") {
+    // A flatten checks its keys against the spec it flattened last; each
+    // length takes its own path there (short, two 4-byte or 8-byte words, longer).
+    for (std::size_t n = 1; n <= 20; ++n) {
+        const std::string base(n, 'k');
+        for (std::size_t at = 0; at < n; ++at) {
+            std::string other = base;
+            other[at] = 'x';
+            INFO(std::string("length " + std::to_string(n) + ", byte " + std::to_string(at)));
+            const auto s = yobx::tree_structure(std::map<std::string, DenseTensor>{{base, {}}});
+            const auto o = yobx::tree_structure(std::map<std::string, DenseTensor>{{other, {}}});
+            CHECK(o.keys() == std::vector<std::string_view>{other});
+            CHECK(s != o);
+            CHECK(&yobx::tree_structure(std::map<std::string, DenseTensor>{{other, {}}}).data() == &o.data());
+        }
+    }
+    // A key one byte longer or shorter is another key.
+    using Keys = std::vector<std::string_view>;
+    for (const std::string k : {"ab", "abc", "a", "", "ab"})
+        CHECK(yobx::tree_structure(std::map<std::string, DenseTensor>{{k, {}}}).keys() == Keys{k});
 }
 
 TEST_CASE("a registered node may flatten inside its own flatten") {

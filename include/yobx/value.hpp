@@ -502,7 +502,11 @@ struct dynamic_node<Value<T>> {
                 std::size_t j = i;
                 while (j < items.size() && items[j].kind_ == V::Kind::tensor) ++j;
                 if (j > i) {
-                    c.leaf_run(j - i, [&items, i](std::size_t k) -> const T& { return *std::get_if<T>(&items[i + k].v_); });
+                    // The run's address, not the vector: each copy stores a
+                    // reference count, which the compiler cannot tell from the
+                    // vector's own pointer, and would reload it every leaf.
+                    const V* run = items.data() + i;
+                    c.leaf_run(j - i, [run](std::size_t k) -> const T& { return *std::get_if<T>(&run[k].v_); });
                     i = j;
                     continue;
                 }

@@ -91,6 +91,8 @@ template <class X> struct is_tuple_like : std::false_type {};
 template <class... Y> struct is_tuple_like<std::tuple<Y...>> : std::true_type {};
 template <class A, class B> struct is_tuple_like<std::pair<A, B>> : std::true_type {};
 template <class Y, std::size_t N> struct is_tuple_like<std::array<Y, N>> : std::true_type {};
+template <class X> struct is_std_array : std::false_type {};
+template <class Y, std::size_t N> struct is_std_array<std::array<Y, N>> : std::true_type {};
 template <class X> struct is_string_map : std::false_type {};
 template <class V, class C, class A> struct is_string_map<std::map<std::string, V, C, A>> : std::true_type {};
 template <class V, class H, class E, class A> struct is_string_map<std::unordered_map<std::string, V, H, E, A>> : std::true_type {};
@@ -254,7 +256,7 @@ public:
     std::uint32_t next_string() const { return expect_ ? strings_ : b_.next_string(); }
     void add_string(std::string_view s) {
         if (expect_) {
-            if (strings_ < expect_->strings.size() && expect_->strings[strings_] == s) {
+            if (strings_ < expect_->strings.size() && same_string(expect_->strings[strings_], s)) {
                 ++strings_;
                 return;
             }
@@ -296,6 +298,30 @@ public:
 
 private:
     static constexpr SpecNode none_node{NodeKind::none, false, 0, 1, 0, 0};
+
+    // Equal strings without a call to memcmp in the common case: dict keys
+    // and type names are short. Two overlapping loads cover 4 to 16 bytes
+    // and never read past either string.
+    static bool same_string(std::string_view a, std::string_view b) noexcept {
+        const std::size_t n = a.size();
+        if (n != b.size()) return false;
+        const char* x = a.data();
+        const char* y = b.data();
+        const auto load = [](const char* p, auto word) {
+            std::memcpy(&word, p, sizeof word);
+            return word;
+        };
+        if (n > 16) return std::memcmp(x, y, n) == 0;
+        if (n >= 8)
+            return load(x, std::uint64_t{}) == load(y, std::uint64_t{}) &&
+                   load(x + n - 8, std::uint64_t{}) == load(y + n - 8, std::uint64_t{});
+        if (n >= 4)
+            return load(x, std::uint32_t{}) == load(y, std::uint32_t{}) &&
+                   load(x + n - 4, std::uint32_t{}) == load(y + n - 4, std::uint32_t{});
+        for (std::size_t i = 0; i < n; ++i)
+            if (x[i] != y[i]) return false;
+        return true;
+    }
 
     // The next expected node equals `want`, bit for bit.
     bool same_node(const SpecNode& want) const noexcept {
@@ -620,7 +646,8 @@ struct node<std::vector<Y, A>, Kind::list> {
     static void flatten(const std::vector<Y, A>& x, Ctx& c) {
         const auto at = c.open(NodeKind::list, x.size());
         if constexpr (kind_of<Y>() == Kind::leaf && !Ctx::with_paths) {
-            c.leaf_run(x.size(), [&x](std::size_t i) -> const Y& { return x[i]; });
+            // The elements' address, not the vector (see dynamic_node<Value>::children).
+            c.leaf_run(x.size(), [run = x.data()](std::size_t i) -> const Y& { return run[i]; });
         } else {
             for (std::size_t i = 0; i < x.size(); ++i) {
                 c.push_index(i);
@@ -659,9 +686,23 @@ struct node<X, Kind::tuple> {
     template <class Ctx>
     static void flatten(const X& x, Ctx& c) {
         const auto at = c.open(NodeKind::tuple, N);
-        [&]<std::size_t... I>(std::index_sequence<I...>) {
-            ((c.push_index(I), node<std::tuple_element_t<I, X>>::flatten(std::get<I>(x), c), c.pop()), ...);
-        }(std::make_index_sequence<N>{});
+        if constexpr (is_std_array<X>::value) {
+            // One element type: a loop, not N copies of the element's code.
+            using Y = typename X::value_type;
+            if constexpr (kind_of<Y>() == Kind::leaf && !Ctx::with_paths) {
+                c.leaf_run(N, [run = x.data()](std::size_t i) -> const Y& { return run[i]; });
+            } else {
+                for (std::size_t i = 0; i < N; ++i) {
+                    c.push_index(i);
+                    node<Y>::flatten(x[i], c);
+                    c.pop();
+                }
+            }
+        } else {
+            [&]<std::size_t... I>(std::index_sequence<I...>) {
+                ((c.push_index(I), node<std::tuple_element_t<I, X>>::flatten(std::get<I>(x), c), c.pop()), ...);
+            }(std::make_index_sequence<N>{});
+        }
         c.close(at);
     }
     template <class R>
