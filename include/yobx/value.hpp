@@ -502,9 +502,10 @@ struct dynamic_node<Value<T>> {
                 std::size_t j = i;
                 while (j < items.size() && items[j].kind_ == V::Kind::tensor) ++j;
                 if (j > i) {
-                    // The run's address, not the vector: each copy stores a
-                    // reference count, which the compiler cannot tell from the
-                    // vector's own pointer, and would reload it every leaf.
+                    // Through the run's address, not the vector: each copy
+                    // stores a reference count that the compiler cannot tell
+                    // apart from the vector's own pointer, so it would reload
+                    // that pointer for every leaf.
                     const V* run = items.data() + i;
                     c.leaf_run(j - i, [run](std::size_t k) -> const T& { return *std::get_if<T>(&run[k].v_); });
                     i = j;
