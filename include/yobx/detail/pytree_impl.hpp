@@ -638,6 +638,23 @@ struct node<X, Kind::constant> {
     }
 };
 
+// The elements of a std::vector or std::array, whose type is one: a run of
+// leaves when they are tensors and no key path is recorded, else one by one.
+template <class X, class Ctx>
+void flatten_elements(const X& x, Ctx& c) {
+    using Y = typename X::value_type;
+    if constexpr (kind_of<Y>() == Kind::leaf && !Ctx::with_paths) {
+        // Through the elements' address, not the container (see dynamic_node<Value>::children).
+        c.leaf_run(x.size(), [run = x.data()](std::size_t i) -> const Y& { return run[i]; });
+    } else {
+        for (std::size_t i = 0; i < x.size(); ++i) {
+            c.push_index(i);
+            node<Y>::flatten(x[i], c);
+            c.pop();
+        }
+    }
+}
+
 template <class Y, class A>
 struct node<std::vector<Y, A>, Kind::list> {
     using leaf_type = typename node<Y>::leaf_type;
@@ -645,16 +662,7 @@ struct node<std::vector<Y, A>, Kind::list> {
     template <class Ctx>
     static void flatten(const std::vector<Y, A>& x, Ctx& c) {
         const auto at = c.open(NodeKind::list, x.size());
-        if constexpr (kind_of<Y>() == Kind::leaf && !Ctx::with_paths) {
-            // The elements' address, not the vector (see dynamic_node<Value>::children).
-            c.leaf_run(x.size(), [run = x.data()](std::size_t i) -> const Y& { return run[i]; });
-        } else {
-            for (std::size_t i = 0; i < x.size(); ++i) {
-                c.push_index(i);
-                node<Y>::flatten(x[i], c);
-                c.pop();
-            }
-        }
+        flatten_elements(x, c);
         c.close(at);
     }
     template <class R>
@@ -687,17 +695,7 @@ struct node<X, Kind::tuple> {
     static void flatten(const X& x, Ctx& c) {
         const auto at = c.open(NodeKind::tuple, N);
         if constexpr (is_std_array<X>::value) {
-            // One element type: a loop, not N copies of the element's code.
-            using Y = typename X::value_type;
-            if constexpr (kind_of<Y>() == Kind::leaf && !Ctx::with_paths) {
-                c.leaf_run(N, [run = x.data()](std::size_t i) -> const Y& { return run[i]; });
-            } else {
-                for (std::size_t i = 0; i < N; ++i) {
-                    c.push_index(i);
-                    node<Y>::flatten(x[i], c);
-                    c.pop();
-                }
-            }
+            flatten_elements(x, c);  // one element type: a loop, not N copies of the element's code
         } else {
             [&]<std::size_t... I>(std::index_sequence<I...>) {
                 ((c.push_index(I), node<std::tuple_element_t<I, X>>::flatten(std::get<I>(x), c), c.pop()), ...);
