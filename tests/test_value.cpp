@@ -5,12 +5,56 @@
 
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <span>
+#include <stdexcept>
 #include <thread>
 #include <utility>
 
 using namespace test;
 using V = yobx::Value<DenseTensor>;
+
+namespace {
+
+// A tensor whose live objects are counted, whose copies can be made to throw,
+// and which asks for more alignment than operator new gives by default: what
+// a flat Value must handle when it holds copies of its leaves.
+struct alignas(64) CountedTensor {
+    static inline int live = 0;
+    static inline int copies_before_throw = -1;  // -1: copies never throw
+
+    std::vector<std::int64_t> shape;
+
+    explicit CountedTensor(std::vector<std::int64_t> s) : shape(std::move(s)) { ++live; }
+    CountedTensor(const CountedTensor& o) : shape(o.shape) {
+        if (copies_before_throw == 0) throw std::runtime_error("CountedTensor: copy refused");
+        if (copies_before_throw > 0) --copies_before_throw;
+        ++live;
+    }
+    CountedTensor(CountedTensor&& o) noexcept : shape(std::move(o.shape)) { ++live; }
+    CountedTensor& operator=(const CountedTensor&) = default;
+    CountedTensor& operator=(CountedTensor&&) noexcept = default;
+    ~CountedTensor() { --live; }
+};
+
+}  // namespace
+
+template <>
+struct yobx::tensor_traits<CountedTensor> {
+    static const std::vector<std::int64_t>& shape(const CountedTensor& t) { return t.shape; }
+    static std::string dtype(const CountedTensor&) { return "f32"; }
+    static CountedTensor clone(const CountedTensor& t) { return t; }
+    static CountedTensor empty(const std::vector<std::int64_t>& s, const CountedTensor&) { return CountedTensor(s); }
+    static CountedTensor zeros(const std::vector<std::int64_t>& s, const CountedTensor&) { return CountedTensor(s); }
+};
+
+using CV = yobx::Value<CountedTensor>;
+
+static std::vector<CountedTensor> counted(int n) {
+    std::vector<CountedTensor> out;
+    for (int i = 0; i < n; ++i) out.emplace_back(std::vector<std::int64_t>{i});
+    return out;
+}
 
 TEST_CASE("Values print as Python literals") {
     V v = V::dict({{"input_ids", tensor({2, 3}, DType::int64)},
@@ -451,5 +495,78 @@ TEST_CASE("threads looking inside one flat Value at once see one tree") {
         for (auto& t : threads) t.join();
         for (const V* p : seen) CHECK(p == seen[0]);
         CHECK(v.is_flat());
+    }
+}
+
+TEST_CASE("a flat Value holds copies of its leaves until its last copy goes, whatever their alignment") {
+    const std::vector<CountedTensor> leaves = counted(5);
+    const yobx::TreeSpec spec = yobx::tree_structure(CV::list({leaves[0], CV::tuple({leaves[1], leaves[2]}), leaves[3], leaves[4]}));
+    REQUIRE(CountedTensor::live == 5);
+    {
+        CV a = yobx::tree_unflatten<CV>(std::span<const CountedTensor>(leaves), spec);
+        REQUIRE(a.is_flat());
+        CHECK(CountedTensor::live == 10);
+        const auto ptrs = yobx::tree_flatten_ptrs(a).first;
+        REQUIRE(ptrs.size() == 5);
+        for (std::size_t i = 0; i < ptrs.size(); ++i) {
+            CHECK(reinterpret_cast<std::uintptr_t>(ptrs[i]) % 64 == 0);
+            CHECK(ptrs[i]->shape == std::vector<std::int64_t>{static_cast<std::int64_t>(i)});
+            CHECK(ptrs[i] != &leaves[i]);
+        }
+        // More than one allocation, so that no alignment comes by chance.
+        std::vector<CV> more;
+        for (int i = 0; i < 8; ++i) more.push_back(yobx::tree_unflatten<CV>(std::span<const CountedTensor>(leaves), spec));
+        for (const CV& m : more)
+            for (const CountedTensor* p : yobx::tree_flatten_ptrs(m).first) CHECK(reinterpret_cast<std::uintptr_t>(p) % 64 == 0);
+        more.clear();
+        CV b = a;  // shares the leaves
+        CHECK(CountedTensor::live == 10);
+        a = CV();
+        CHECK(CountedTensor::live == 10);
+        CHECK(b[1][1].tensor().shape == std::vector<std::int64_t>{2});
+        CHECK(yobx::tree_leaves(b).size() == 5);
+        CHECK(CountedTensor::live == 10);
+    }
+    CHECK(CountedTensor::live == 5);
+    // Leaves moved in are kept as they are, not copied.
+    {
+        std::vector<CountedTensor> moved = leaves;
+        const CountedTensor* first = moved.data();
+        CV m = yobx::tree_unflatten<CV>(std::move(moved), spec);
+        CHECK(CountedTensor::live == 10);
+        CHECK(yobx::tree_flatten_ptrs(m).first[0] == first);
+    }
+    CHECK(CountedTensor::live == 5);
+}
+
+TEST_CASE("a leaf copy that throws in tree_unflatten leaves nothing behind") {
+    const std::vector<CountedTensor> leaves = counted(6);
+    const yobx::TreeSpec spec = yobx::tree_structure(CV::list({leaves[0], leaves[1], leaves[2], leaves[3], leaves[4], leaves[5]}));
+    for (int after : {0, 3, 5}) {
+        INFO(std::string("copies before the throw: " + std::to_string(after)));
+        CountedTensor::copies_before_throw = after;
+        CHECK_THROWS_WITH_AS(yobx::tree_unflatten<CV>(std::span<const CountedTensor>(leaves), spec),
+                             "CountedTensor: copy refused", std::runtime_error);
+        CountedTensor::copies_before_throw = -1;
+        CHECK(CountedTensor::live == 6);
+    }
+}
+
+TEST_CASE("copies of a flat Value are dropped on several threads, its leaves released once") {
+    const std::vector<CountedTensor> leaves = counted(3);
+    const yobx::TreeSpec spec = yobx::tree_structure(CV::tuple({leaves[0], leaves[1], leaves[2]}));
+    for (int round = 0; round < 20; ++round) {
+        std::vector<CV> copies(4, yobx::tree_unflatten<CV>(std::span<const CountedTensor>(leaves), spec));
+        REQUIRE(CountedTensor::live == 6);
+        std::vector<std::size_t> sizes(copies.size());
+        std::vector<std::thread> threads;
+        for (std::size_t i = 0; i < copies.size(); ++i)
+            threads.emplace_back([&copies, &sizes, i] {
+                CV mine = std::move(copies[i]);
+                sizes[i] = yobx::tree_leaves(mine).size();
+            });
+        for (auto& t : threads) t.join();
+        for (std::size_t n : sizes) CHECK(n == 3);
+        CHECK(CountedTensor::live == 3);
     }
 }

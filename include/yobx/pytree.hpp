@@ -88,7 +88,7 @@ TreeSpec tree_structure(const X& x) {
 template <class T = void, class X>
 auto tree_leaves(const X& x) {
     using L = typename detail::resolve_leaf<T, X>::type;
-    if (const auto* f = detail::flat_tree_of<L>(x)) return f->leaves;
+    if (const auto* f = detail::flat_tree_of<L>(x)) return f->copy_leaves();
     std::vector<L> leaves;
     detail::FlattenCtx<L, false, false> c;
     c.leaves = &leaves;
@@ -104,7 +104,7 @@ std::size_t num_leaves(const X& x) {
         return static_cast<std::size_t>(static_num_leaves<X>);
     } else {
         using L = typename detail::resolve_leaf<T, X>::type;
-        if (const auto* f = detail::flat_tree_of<L>(x)) return f->leaves.size();
+        if (const auto* f = detail::flat_tree_of<L>(x)) return f->leaves().size();
         return tree_leaves<T>(x).size();
     }
 }
@@ -182,7 +182,7 @@ template <class X, class T>
 X tree_unflatten(std::span<const T> leaves, const TreeSpec& spec) {
     detail::check_leaf_count(leaves.size(), spec);
     if constexpr (detail::keeps_flat<X, T>) {
-        return detail::dynamic_node<X>::from_flat(std::vector<T>(leaves.begin(), leaves.end()), spec);
+        return detail::dynamic_node<X>::from_flat(leaves, spec);
     } else {
         detail::SpecReader<T> r(spec, nullptr, leaves.data());
         return detail::node<X>::unflatten(r);

@@ -21,6 +21,7 @@
 #include <limits>
 #include <memory>
 #include <ostream>
+#include <span>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -135,7 +136,7 @@ public:
             case Kind::tuple: return "tuple";
             case Kind::dict: return "dict";
             case Kind::custom:
-                if (const auto* f = flat()) return std::string(f->spec.type_name());
+                if (const auto* f = flat()) return std::string(f->spec().type_name());
                 return std::get<Custom>(look().v_).type;
         }
         return "?";
@@ -168,7 +169,7 @@ public:
 
     /// len(): items of a list/tuple, keys of a dict, children of a custom node.
     std::size_t size() const {
-        if (const auto* f = flat()) return f->spec.num_children();
+        if (const auto* f = flat()) return f->spec().num_children();
         const Value& x = look();
         switch (kind_) {
             case Kind::list:
@@ -269,7 +270,7 @@ private:
     // flat form is dropped: the tree is the value. Invariant: flat or tree.
     class Packed {
     public:
-        explicit Packed(std::shared_ptr<const Flat> f) noexcept : flat_(std::move(f)) {}
+        explicit Packed(typename Flat::Ref f) noexcept : flat_(std::move(f)) {}
         Packed(const Packed& o) : flat_(o.flat_), tree_(o.flat_ ? nullptr : new Value(o.look())) {}
         Packed(Packed&& o) noexcept : flat_(std::move(o.flat_)), tree_(o.tree_.exchange(nullptr, std::memory_order_relaxed)) {}
         Packed& operator=(const Packed& o) {
@@ -287,7 +288,7 @@ private:
         const Flat* flat() const noexcept { return flat_.get(); }
         const Value& look() const {
             if (Value* t = tree_.load(std::memory_order_acquire)) return *t;
-            SpecReader r(flat_->spec, nullptr, flat_->leaves.data());
+            SpecReader r(flat_->spec(), nullptr, flat_->leaves().data());
             auto built = std::make_unique<Value>(detail::dynamic_node<Value>::unflatten(r));
             Value* seen = nullptr;
             if (tree_.compare_exchange_strong(seen, built.get(), std::memory_order_acq_rel, std::memory_order_acquire))
@@ -310,7 +311,7 @@ private:
             o.tree_.store(t, std::memory_order_relaxed);
         }
 
-        std::shared_ptr<const Flat> flat_;
+        typename Flat::Ref flat_;
         mutable std::atomic<Value*> tree_{nullptr};
     };
 
@@ -440,9 +441,9 @@ struct dynamic_node<Value<T>> {
     static void flatten(const V& v, Ctx& c) {
         if (const auto* p = std::get_if<typename V::Packed>(&v.v_)) {
             if (const auto* f = p->flat()) {
-                const SpecData& d = f->spec.data();
-                std::uint32_t at = f->spec.root();
-                replay(d, at, f->leaves.data(), c);
+                const SpecData& d = f->spec().data();
+                std::uint32_t at = f->spec().root();
+                replay(d, at, f->leaves().data(), c);
             } else {
                 flatten(p->look(), c);
             }
@@ -596,8 +597,19 @@ struct dynamic_node<Value<T>> {
     }
 
     // tree_unflatten<Value<T>>: a container is kept flat (is_flat), anything
-    // else built at once.
+    // else built at once. Leaves moved in keep their vector; copied leaves
+    // go into the FlatTree's own allocation.
     static V from_flat(std::vector<T> leaves, const TreeSpec& spec) {
+        return kept_flat(spec, leaves.data(), nullptr, [&] { return FlatTree<T>::adopt(spec, std::move(leaves)); });
+    }
+    static V from_flat(std::span<const T> leaves, const TreeSpec& spec) {
+        return kept_flat(spec, nullptr, leaves.data(), [&] { return FlatTree<T>::copy_of(spec, leaves); });
+    }
+
+    // `moved` or `copied` (the other is null) are the leaves for a spec that
+    // is not a container; `make` gives the FlatTree of one that is.
+    template <class Make>
+    static V kept_flat(const TreeSpec& spec, T* moved, const T* copied, Make make) {
         V out;
         switch (spec.kind()) {
             case NodeKind::list: out.kind_ = V::Kind::list; break;
@@ -605,12 +617,12 @@ struct dynamic_node<Value<T>> {
             case NodeKind::dict: out.kind_ = V::Kind::dict; break;
             case NodeKind::custom: out.kind_ = V::Kind::custom; break;
             default: {
-                SpecReader<T> r(spec, leaves.data(), nullptr);
+                SpecReader<T> r(spec, moved, copied);
                 build(r, out);
                 return out;
             }
         }
-        out.v_.template emplace<typename V::Packed>(std::make_shared<const FlatTree<T>>(FlatTree<T>{spec, std::move(leaves)}));
+        out.v_.template emplace<typename V::Packed>(make());
         return out;
     }
 

@@ -7,6 +7,7 @@
 // builds no spec and tree_flatten records no key path.
 #pragma once
 
+#include <yobx/detail/flat_tree.hpp>
 #include <yobx/error.hpp>
 #include <yobx/ordered_dict.hpp>
 #include <yobx/tensor.hpp>
@@ -30,6 +31,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -59,23 +61,18 @@ struct dynamic_node {
 template <class X>
 concept dynamic = !requires { typename dynamic_node<X>::yobx_not_dynamic; };
 
-// A tree held as its spec and its leaves in order: what tree_unflatten was
-// given. A dynamic node that may hold its value this way (Value<T>) gives it
-// through `flat_tree(x)` (null when it does not), and flattening it then
-// copies the leaves and shares the spec instead of walking a tree.
-template <class T>
-struct FlatTree {
-    TreeSpec spec;
-    std::vector<T> leaves;
-};
+// A dynamic node that may hold its value as a FlatTree (Value<T>) gives it
+// through `flat_tree(x)` (null when it does not).
 template <class X, class L>
 concept has_flat_tree = requires(const X& x) {
     { dynamic_node<X>::flat_tree(x) } -> std::same_as<const FlatTree<L>*>;
 };
-// A dynamic node that keeps what tree_unflatten gives it as a FlatTree.
+// A dynamic node that keeps what tree_unflatten gives it as a FlatTree:
+// leaves moved in, or copied from a span.
 template <class X, class L>
-concept keeps_flat = requires(std::vector<L> leaves, const TreeSpec& spec) {
-    { dynamic_node<X>::from_flat(std::move(leaves), spec) } -> std::same_as<X>;
+concept keeps_flat = requires(std::vector<L> moved, std::span<const L> copied, const TreeSpec& spec) {
+    { dynamic_node<X>::from_flat(std::move(moved), spec) } -> std::same_as<X>;
+    { dynamic_node<X>::from_flat(copied, spec) } -> std::same_as<X>;
 };
 template <class L, class X>
 const FlatTree<L>* flat_tree_of(const X& x) noexcept {
@@ -982,12 +979,12 @@ auto flatten_with_spec(const X& x) {
     std::vector<typename C::leaf_out> leaves;
     if (const FlatTree<L>* f = flat_tree_of<L>(x)) {
         if constexpr (C::ptr) {
-            leaves.reserve(f->leaves.size());
-            for (const L& l : f->leaves) leaves.push_back(&l);
+            leaves.reserve(f->leaves().size());
+            for (const L& l : f->leaves()) leaves.push_back(&l);
         } else {
-            leaves = f->leaves;
+            leaves = f->copy_leaves();
         }
-        return std::pair<std::vector<typename C::leaf_out>, TreeSpec>(std::move(leaves), f->spec);
+        return std::pair<std::vector<typename C::leaf_out>, TreeSpec>(std::move(leaves), f->spec());
     }
     C c;
     c.leaves = &leaves;

@@ -1,0 +1,149 @@
+// yobx/detail/flat_tree.hpp — a tree held as its spec and its leaves in order.
+//
+// This is what tree_unflatten gives a dynamic node that keeps it as it came
+// (Value<T>, see Value::is_flat), shared by the copies of that node.
+// Flattening such a node copies the leaves and shares the spec instead of
+// walking a tree.
+#pragma once
+
+#include <yobx/treespec.hpp>
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <new>
+#include <span>
+#include <utility>
+#include <vector>
+
+namespace yobx::detail {
+
+/// The spec and the leaves of a tree, immutable once made, shared through
+/// FlatTree::Ref (a reference count, changed atomically: copies of a Value
+/// may live on several threads).
+///   auto r = FlatTree<T>::copy_of(spec, leaves);
+///   r->spec(); r->leaves();   // the spec, then a span of the leaves in order
+///
+/// Copied leaves live in the same allocation as the count and the spec:
+/// tree_unflatten from a span makes one allocation. Leaves moved in keep
+/// their vector (adopt), so nothing is copied or moved leaf by leaf.
+template <class T>
+class FlatTree {
+public:
+    /// One owner of a FlatTree (null when default-constructed, moved from or reset).
+    class Ref {
+    public:
+        Ref() noexcept = default;
+        Ref(const Ref& o) noexcept : p_(o.p_) {
+            if (p_) p_->refs_.fetch_add(1, std::memory_order_relaxed);
+        }
+        Ref(Ref&& o) noexcept : p_(std::exchange(o.p_, nullptr)) {}
+        Ref& operator=(Ref o) noexcept {
+            swap(o);
+            return *this;
+        }
+        ~Ref() { release(); }
+
+        const FlatTree* get() const noexcept { return p_; }
+        const FlatTree* operator->() const noexcept { return p_; }
+        explicit operator bool() const noexcept { return p_ != nullptr; }
+        void reset() noexcept {
+            release();
+            p_ = nullptr;
+        }
+        void swap(Ref& o) noexcept { std::swap(p_, o.p_); }
+
+    private:
+        friend FlatTree;
+        explicit Ref(FlatTree* p) noexcept : p_(p) {}
+        void release() noexcept {
+            // A count of 1 seen by its owner is final (no other owner is left
+            // to copy it), so the common case needs no read-modify-write.
+            if (p_ && (p_->refs_.load(std::memory_order_acquire) == 1 ||
+                       p_->refs_.fetch_sub(1, std::memory_order_acq_rel) == 1))
+                destroy(p_);
+        }
+        FlatTree* p_ = nullptr;
+    };
+
+    /// A FlatTree holding copies of `leaves`, in one allocation with its spec.
+    static Ref copy_of(const TreeSpec& spec, std::span<const T> leaves) {
+        void* raw = allocate(leaves_offset() + leaves.size() * sizeof(T));
+        FlatTree* p = ::new (raw) FlatTree(spec);
+        T* first = reinterpret_cast<T*>(static_cast<std::byte*>(raw) + leaves_offset());
+        try {
+            copy_leaves(leaves, first);
+        } catch (...) {
+            p->~FlatTree();
+            deallocate(raw);
+            throw;
+        }
+        p->data_ = std::launder(first);
+        p->size_ = leaves.size();
+        return Ref(p);
+    }
+
+    /// A FlatTree owning `leaves` (their vector is kept, no leaf is moved).
+    static Ref adopt(const TreeSpec& spec, std::vector<T>&& leaves) {
+        void* raw = allocate(sizeof(FlatTree));
+        FlatTree* p = ::new (raw) FlatTree(spec);
+        p->adopted_ = std::move(leaves);
+        p->data_ = p->adopted_.data();
+        p->size_ = p->adopted_.size();
+        return Ref(p);
+    }
+
+    const TreeSpec& spec() const noexcept { return spec_; }
+    std::span<const T> leaves() const noexcept { return {data_, size_}; }
+    /// A copy of the leaves (what flattening a node kept flat returns).
+    [[gnu::flatten]] std::vector<T> copy_leaves() const { return std::vector<T>(data_, data_ + size_); }
+
+private:
+    explicit FlatTree(const TreeSpec& spec) noexcept : spec_(spec) {}
+    FlatTree(const FlatTree&) = delete;
+    FlatTree& operator=(const FlatTree&) = delete;
+    ~FlatTree() = default;
+
+    static constexpr std::size_t alignment() noexcept {
+        return alignof(FlatTree) > alignof(T) ? alignof(FlatTree) : alignof(T);
+    }
+    // Copied leaves start at the first multiple of alignof(T) after the header.
+    static constexpr std::size_t leaves_offset() noexcept {
+        return (sizeof(FlatTree) + alignof(T) - 1) / alignof(T) * alignof(T);
+    }
+    static void* allocate(std::size_t bytes) {
+        if constexpr (alignment() > __STDCPP_DEFAULT_NEW_ALIGNMENT__)
+            return ::operator new(bytes, std::align_val_t(alignment()));
+        else
+            return ::operator new(bytes);
+    }
+    static void deallocate(void* raw) noexcept {
+        if constexpr (alignment() > __STDCPP_DEFAULT_NEW_ALIGNMENT__)
+            ::operator delete(raw, std::align_val_t(alignment()));
+        else
+            ::operator delete(raw);
+    }
+    // Copying and destroying the leaves is most of what a FlatTree costs.
+    // `flatten` inlines T's copy and destructor here whatever the including
+    // unit's inlining budget: GCC stops inlining once a unit has grown by a
+    // set share (--param inline-unit-growth), and a call for each reference
+    // count made unflatten 15% slower in a large unit.
+    [[gnu::flatten]] static void copy_leaves(std::span<const T> leaves, T* out) {
+        std::uninitialized_copy(leaves.begin(), leaves.end(), out);
+    }
+    [[gnu::flatten]] static void destroy_leaves(T* first, std::size_t n) noexcept { std::destroy_n(first, n); }
+    static void destroy(FlatTree* p) noexcept {
+        // Copied leaves are ours to destroy; an adopted vector destroys its own.
+        if (p->adopted_.empty()) destroy_leaves(p->data_, p->size_);
+        p->~FlatTree();
+        deallocate(p);
+    }
+
+    std::atomic<std::size_t> refs_{1};
+    TreeSpec spec_;
+    std::vector<T> adopted_;
+    T* data_ = nullptr;
+    std::size_t size_ = 0;
+};
+
+}  // namespace yobx::detail
