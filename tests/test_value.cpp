@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <cstdint>
 #include <span>
 #include <stdexcept>
@@ -20,7 +21,7 @@ namespace {
 // and which asks for more alignment than operator new gives by default: what
 // a flat Value must handle when it holds copies of its leaves.
 struct alignas(64) CountedTensor {
-    static inline int live = 0;
+    static inline std::atomic<int> live{0};  // copies are made and dropped on several threads
     static inline int copies_before_throw = -1;  // -1: copies never throw
 
     std::vector<std::int64_t> shape;
@@ -501,11 +502,11 @@ TEST_CASE("threads looking inside one flat Value at once see one tree") {
 TEST_CASE("a flat Value holds copies of its leaves until its last copy goes, whatever their alignment") {
     const std::vector<CountedTensor> leaves = counted(5);
     const yobx::TreeSpec spec = yobx::tree_structure(CV::list({leaves[0], CV::tuple({leaves[1], leaves[2]}), leaves[3], leaves[4]}));
-    REQUIRE(CountedTensor::live == 5);
+    REQUIRE(CountedTensor::live.load() == 5);
     {
         CV a = yobx::tree_unflatten<CV>(std::span<const CountedTensor>(leaves), spec);
         REQUIRE(a.is_flat());
-        CHECK(CountedTensor::live == 10);
+        CHECK(CountedTensor::live.load() == 10);
         const auto ptrs = yobx::tree_flatten_ptrs(a).first;
         REQUIRE(ptrs.size() == 5);
         for (std::size_t i = 0; i < ptrs.size(); ++i) {
@@ -520,23 +521,23 @@ TEST_CASE("a flat Value holds copies of its leaves until its last copy goes, wha
             for (const CountedTensor* p : yobx::tree_flatten_ptrs(m).first) CHECK(reinterpret_cast<std::uintptr_t>(p) % 64 == 0);
         more.clear();
         CV b = a;  // shares the leaves
-        CHECK(CountedTensor::live == 10);
+        CHECK(CountedTensor::live.load() == 10);
         a = CV();
-        CHECK(CountedTensor::live == 10);
+        CHECK(CountedTensor::live.load() == 10);
         CHECK(b[1][1].tensor().shape == std::vector<std::int64_t>{2});
         CHECK(yobx::tree_leaves(b).size() == 5);
-        CHECK(CountedTensor::live == 10);
+        CHECK(CountedTensor::live.load() == 10);
     }
-    CHECK(CountedTensor::live == 5);
+    CHECK(CountedTensor::live.load() == 5);
     // Leaves moved in are kept as they are, not copied.
     {
         std::vector<CountedTensor> moved = leaves;
         const CountedTensor* first = moved.data();
         CV m = yobx::tree_unflatten<CV>(std::move(moved), spec);
-        CHECK(CountedTensor::live == 10);
+        CHECK(CountedTensor::live.load() == 10);
         CHECK(yobx::tree_flatten_ptrs(m).first[0] == first);
     }
-    CHECK(CountedTensor::live == 5);
+    CHECK(CountedTensor::live.load() == 5);
 }
 
 TEST_CASE("a leaf copy that throws in tree_unflatten leaves nothing behind") {
@@ -548,7 +549,7 @@ TEST_CASE("a leaf copy that throws in tree_unflatten leaves nothing behind") {
         CHECK_THROWS_WITH_AS(yobx::tree_unflatten<CV>(std::span<const CountedTensor>(leaves), spec),
                              "CountedTensor: copy refused", std::runtime_error);
         CountedTensor::copies_before_throw = -1;
-        CHECK(CountedTensor::live == 6);
+        CHECK(CountedTensor::live.load() == 6);
     }
 }
 
@@ -557,7 +558,7 @@ TEST_CASE("copies of a flat Value are dropped on several threads, its leaves rel
     const yobx::TreeSpec spec = yobx::tree_structure(CV::tuple({leaves[0], leaves[1], leaves[2]}));
     for (int round = 0; round < 20; ++round) {
         std::vector<CV> copies(4, yobx::tree_unflatten<CV>(std::span<const CountedTensor>(leaves), spec));
-        REQUIRE(CountedTensor::live == 6);
+        REQUIRE(CountedTensor::live.load() == 6);
         std::vector<std::size_t> sizes(copies.size());
         std::vector<std::thread> threads;
         for (std::size_t i = 0; i < copies.size(); ++i)
@@ -567,6 +568,6 @@ TEST_CASE("copies of a flat Value are dropped on several threads, its leaves rel
             });
         for (auto& t : threads) t.join();
         for (std::size_t n : sizes) CHECK(n == 3);
-        CHECK(CountedTensor::live == 3);
+        CHECK(CountedTensor::live.load() == 3);
     }
 }
