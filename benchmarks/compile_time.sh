@@ -8,7 +8,11 @@ cd "$(dirname "$0")/.."
 cxx=${1:-g++}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-std_headers="algorithm array charconv cmath concepts cstdint functional initializer_list limits map memory optional ostream ranges span string string_view system_error tuple type_traits unordered_map utility variant vector"
+# The standard headers named by pytree.hpp and the yobx headers it includes,
+# read from their #include lines so that the list follows the code.
+yobx_headers=$("$cxx" -std=c++20 -Iinclude -x c++ -E -H - <<< '#include <yobx/pytree.hpp>' 2>&1 >/dev/null |
+    sed -n 's|^\.* \(include/yobx/.*\.hpp\)$|\1|p')
+std_headers=$(sed -n 's|^#include <\([a-z_]*\)>$|\1|p' $yobx_headers | sort -u)
 : > "$work/std.cpp"
 for h in $std_headers; do echo "#include <$h>" >> "$work/std.cpp"; done
 echo "int main() { return 0; }" >> "$work/std.cpp"
