@@ -571,3 +571,99 @@ TEST_CASE("copies of a flat Value are dropped on several threads, its leaves rel
         CHECK(CountedTensor::live.load() == 3);
     }
 }
+
+// A flat Value of CountedTensor holding copies of the first n of `leaves`.
+static CV flat_list(const std::vector<CountedTensor>& leaves, std::size_t n) {
+    const std::span<const CountedTensor> first(leaves.data(), n);
+    return yobx::tree_unflatten<CV>(first, yobx::tree_structure(std::vector<CountedTensor>(first.begin(), first.end())));
+}
+
+static const CountedTensor* first_leaf(const CV& v) { return yobx::tree_flatten_ptrs(v).first.at(0); }
+
+TEST_CASE("a thread keeps the block of a flat Value it dropped and gives it to the next one that fits") {
+    using Flat = yobx::detail::FlatTree<CountedTensor>;
+    const std::vector<CountedTensor> leaves = counted(300);
+    REQUIRE(300 * sizeof(CountedTensor) > Flat::max_cached_bytes);
+    // On a new thread, whose cache starts empty.
+    std::thread([&] {
+        CHECK(Flat::cached_bytes() == 0);
+        const CountedTensor* kept = nullptr;
+        {
+            const CV a = flat_list(leaves, 5);
+            kept = first_leaf(a);
+        }
+        const std::size_t five = Flat::cached_bytes();
+        CHECK(five >= 5 * sizeof(CountedTensor));
+        CHECK(CountedTensor::live.load() == 300);  // the leaves went with the Value, only the memory is kept
+        {
+            const CV b = flat_list(leaves, 5);
+            CHECK(first_leaf(b) == kept);
+            CHECK(Flat::cached_bytes() == 0);
+            const CV c = flat_list(leaves, 4);  // nothing kept: a block of its own
+            CHECK(first_leaf(c) != kept);
+        }
+        CHECK(Flat::cached_bytes() == five);  // of b's and c's blocks, the larger is kept
+        {
+            const CV d = flat_list(leaves, 4);  // fits, in more than half of it
+            CHECK(first_leaf(d) == kept);
+        }
+        CHECK(Flat::cached_bytes() == five);  // kept with its whole size
+        {
+            const CV e = flat_list(leaves, 1);  // would use less than half of it
+            CHECK(first_leaf(e) != kept);
+            CHECK(Flat::cached_bytes() == five);
+        }
+        CHECK(Flat::cached_bytes() == five);
+        { const CV f = flat_list(leaves, 9); }
+        CHECK(Flat::cached_bytes() == five + 4 * sizeof(CountedTensor));  // a larger block replaces it
+        { const CV big = flat_list(leaves, 300); }
+        CHECK(Flat::cached_bytes() == five + 4 * sizeof(CountedTensor));  // too large to keep
+        // Leaves moved in keep their vector: no block of leaves to keep.
+        { const CV moved = yobx::tree_unflatten<CV>(counted(20), yobx::tree_structure(counted(20))); }
+        CHECK(Flat::cached_bytes() == five + 4 * sizeof(CountedTensor));
+        CHECK(CountedTensor::live.load() == 300);
+    }).join();
+    CHECK(CountedTensor::live.load() == 300);
+}
+
+TEST_CASE("the blocks threads keep are freed when the threads end, after any Value they still hold") {
+    // Under the sanitizer preset LeakSanitizer fails the run if a block
+    // outlives its thread.
+    using Flat = yobx::detail::FlatTree<CountedTensor>;
+    const std::vector<CountedTensor> leaves = counted(6);
+    struct Holder {
+        CV v;
+    };
+    std::vector<std::size_t> kept(4);
+    std::vector<std::thread> threads;
+    for (std::size_t i = 0; i < kept.size(); ++i)
+        threads.emplace_back([&leaves, &kept, i] {
+            thread_local Holder held;  // destroyed after the thread's cache closes
+            { const CV a = flat_list(leaves, 2 + i); }
+            kept[i] = Flat::cached_bytes();
+            held.v = flat_list(leaves, 6);
+        });
+    for (auto& t : threads) t.join();
+    for (std::size_t i = 0; i < kept.size(); ++i) CHECK(kept[i] >= (2 + i) * sizeof(CountedTensor));
+    CHECK(CountedTensor::live.load() == 6);
+}
+
+#ifdef YOBX_DETAIL_ASAN
+TEST_CASE("under AddressSanitizer a kept block is poisoned until it is reused") {
+    const std::vector<CountedTensor> leaves = counted(3);
+    std::thread([&] {
+        const CountedTensor* kept = nullptr;
+        {
+            const CV a = flat_list(leaves, 3);
+            kept = first_leaf(a);
+            CHECK_FALSE(__asan_address_is_poisoned(kept));
+        }
+        CHECK(__asan_address_is_poisoned(kept));
+        CHECK(__asan_address_is_poisoned(kept + 2));
+        const CV b = flat_list(leaves, 3);
+        CHECK(first_leaf(b) == kept);
+        CHECK_FALSE(__asan_address_is_poisoned(kept));
+        CHECK_FALSE(__asan_address_is_poisoned(kept + 2));
+    }).join();
+}
+#endif

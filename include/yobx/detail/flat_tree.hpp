@@ -16,6 +16,17 @@
 #include <utility>
 #include <vector>
 
+#if defined(__SANITIZE_ADDRESS__)
+#define YOBX_DETAIL_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define YOBX_DETAIL_ASAN 1
+#endif
+#endif
+#ifdef YOBX_DETAIL_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
+
 namespace yobx::detail {
 
 /// The spec and the leaves of a tree, immutable once made, shared through
@@ -27,6 +38,12 @@ namespace yobx::detail {
 /// Copied leaves live in the same allocation as the count and the spec:
 /// tree_unflatten from a span makes one allocation. Leaves moved in keep
 /// their vector (adopt), so nothing is copied or moved leaf by leaf.
+///
+/// Each thread keeps the largest block of copied leaves it freed, up to
+/// max_cached_bytes, and reuses it for the next tree that fits in it but not
+/// in half of it: a program unflattening the same structure call after call
+/// does not go through malloc. The block is freed when the thread ends.
+/// Under AddressSanitizer a kept block is poisoned until it is reused.
 template <class T>
 class FlatTree {
 public:
@@ -68,14 +85,16 @@ public:
 
     /// A FlatTree holding copies of `leaves`, in one allocation with its spec.
     static Ref copy_of(const TreeSpec& spec, std::span<const T> leaves) {
-        void* raw = allocate(leaves_offset() + leaves.size() * sizeof(T));
-        FlatTree* p = ::new (raw) FlatTree(spec);
+        std::size_t capacity = leaves_offset() + leaves.size() * sizeof(T);
+        void* raw = take_cached(capacity);  // a kept block gives its own capacity
+        if (!raw) raw = allocate(capacity);
+        FlatTree* p = ::new (raw) FlatTree(spec, capacity);
         T* first = reinterpret_cast<T*>(static_cast<std::byte*>(raw) + leaves_offset());
         try {
             copy_into(leaves, first);
         } catch (...) {
             p->~FlatTree();
-            deallocate(raw);
+            keep_or_deallocate(raw, capacity);
             throw;
         }
         p->data_ = std::launder(first);
@@ -86,7 +105,7 @@ public:
     /// A FlatTree owning `leaves` (their vector is kept, no leaf is moved).
     static Ref adopt(const TreeSpec& spec, std::vector<T>&& leaves) {
         void* raw = allocate(sizeof(FlatTree));
-        FlatTree* p = ::new (raw) FlatTree(spec);
+        FlatTree* p = ::new (raw) FlatTree(spec, 0);
         p->adopted_ = std::move(leaves);
         p->data_ = p->adopted_.data();
         p->size_ = p->adopted_.size();
@@ -98,8 +117,14 @@ public:
     /// A copy of the leaves (what flattening a node kept flat returns).
     [[gnu::flatten]] std::vector<T> copy_leaves() const { return std::vector<T>(data_, data_ + size_); }
 
+    /// The largest block this thread keeps for reuse (16 KiB: a thousand
+    /// 16-byte tensors). Past that, malloc costs little beside the copies.
+    static constexpr std::size_t max_cached_bytes = 16 * 1024;
+    /// The size in bytes of the block this thread keeps (0 when none); for tests.
+    static std::size_t cached_bytes() noexcept { return cache().bytes; }
+
 private:
-    explicit FlatTree(const TreeSpec& spec) noexcept : spec_(spec) {}
+    FlatTree(const TreeSpec& spec, std::size_t capacity) noexcept : spec_(spec), capacity_(capacity) {}
     FlatTree(const FlatTree&) = delete;
     FlatTree& operator=(const FlatTree&) = delete;
     ~FlatTree() = default;
@@ -123,6 +148,69 @@ private:
         else
             ::operator delete(raw);
     }
+
+    // This thread's kept block. Trivially destructible, so that it can still
+    // be read after the thread's Reaper ran (a Value held in a thread_local
+    // or, on the main thread, in a static may be destroyed later).
+    struct Cache {
+        void* block = nullptr;
+        std::size_t bytes = 0;
+        bool reaper_set = false;
+        bool closed = false;  // the thread is ending: free blocks at once
+    };
+    static Cache& cache() noexcept {
+        static thread_local constinit Cache c;
+        return c;
+    }
+    // Frees the kept block when its thread ends, and closes the cache.
+    struct Reaper {
+        Reaper() = default;
+        Reaper(const Reaper&) = delete;
+        Reaper& operator=(const Reaper&) = delete;
+        ~Reaper() {
+            Cache& c = cache();
+            c.closed = true;
+            if (c.block) release_block(std::exchange(c.block, nullptr), std::exchange(c.bytes, 0));
+        }
+    };
+    // The kept block if `capacity` bytes fit in it but not in half of it;
+    // `capacity` becomes the block's size.
+    static void* take_cached(std::size_t& capacity) noexcept {
+        Cache& c = cache();
+        if (!c.block || capacity > c.bytes || capacity <= c.bytes / 2) return nullptr;
+        unpoison(c.block, c.bytes);
+        capacity = std::exchange(c.bytes, 0);
+        return std::exchange(c.block, nullptr);
+    }
+    // Keeps the larger of `raw` and the kept block, frees the other.
+    static void keep_or_deallocate(void* raw, std::size_t bytes) noexcept {
+        Cache& c = cache();
+        if (c.closed || bytes > max_cached_bytes || (c.block && bytes <= c.bytes)) {
+            deallocate(raw);
+            return;
+        }
+        if (!c.reaper_set) {
+            static thread_local Reaper reaper;  // registered on the first pass
+            (void)reaper;
+            c.reaper_set = true;
+        }
+        if (c.block) release_block(c.block, c.bytes);
+        poison(raw, bytes);
+        c.block = raw;
+        c.bytes = bytes;
+    }
+    static void release_block(void* raw, std::size_t bytes) noexcept {
+        unpoison(raw, bytes);
+        deallocate(raw);
+    }
+#ifdef YOBX_DETAIL_ASAN
+    static void poison(void* p, std::size_t n) noexcept { __asan_poison_memory_region(p, n); }
+    static void unpoison(void* p, std::size_t n) noexcept { __asan_unpoison_memory_region(p, n); }
+#else
+    static void poison(void*, std::size_t) noexcept {}
+    static void unpoison(void*, std::size_t) noexcept {}
+#endif
+
     // Copying and destroying the leaves is most of what a FlatTree costs.
     // `flatten` inlines T's copy and destructor here whatever the including
     // unit's inlining budget: GCC stops inlining once a unit has grown by a
@@ -135,9 +223,11 @@ private:
     [[gnu::flatten]] static void destroy_leaves(T* first, std::size_t n) noexcept { std::destroy_n(first, n); }
     static void destroy(FlatTree* p) noexcept {
         // Copied leaves are ours to destroy; an adopted vector destroys its own.
-        if (p->adopted_.empty()) destroy_leaves(p->data_, p->size_);
+        const std::size_t capacity = p->capacity_;
+        if (capacity) destroy_leaves(p->data_, p->size_);
         p->~FlatTree();
-        deallocate(p);
+        if (capacity) keep_or_deallocate(p, capacity);
+        else deallocate(p);
     }
 
     std::atomic<std::size_t> refs_{1};
@@ -145,6 +235,7 @@ private:
     std::vector<T> adopted_;
     T* data_ = nullptr;
     std::size_t size_ = 0;
+    std::size_t capacity_;  // bytes of a block of copied leaves, 0 when adopted
 };
 
 }  // namespace yobx::detail
