@@ -28,6 +28,11 @@ register(DynamicCache,
          lambda values, ctx: DynamicCache(*values))
 
 
+# Both sides report the best of this many repeats: the steady-state figure,
+# with the same statistic for torch (timeit) and for yobx (Google Benchmark).
+REPEATS = 5
+
+
 def python_times():
     t = torch.zeros
     kwargs = dict(input_ids=t(1, 1), attention_mask=t(1, 1), position_ids=t(1, 1),
@@ -39,16 +44,22 @@ def python_times():
     for name, fn in [("flatten", lambda: pytree.tree_flatten(kwargs)),
                      ("unflatten", lambda: pytree.tree_unflatten(leaves, spec))]:
         n = 2000
-        # best of 5 repeats, as Google Benchmark reports a steady-state figure
-        out[name] = min(timeit.repeat(fn, number=n, repeat=5)) / n * 1e9
+        out[name] = min(timeit.repeat(fn, number=n, repeat=REPEATS)) / n * 1e9
     return out
 
 
 def cpp_times(binary):
-    res = subprocess.run([binary, "--benchmark_format=json", "--benchmark_min_time=0.5"],
+    res = subprocess.run([binary, "--benchmark_format=json", "--benchmark_min_time=0.2",
+                          f"--benchmark_repetitions={REPEATS}"],
                          check=True, capture_output=True, text=True)
-    # Benchmarks timed by hand carry a "/manual_time" suffix.
-    return {b["name"].split("/")[0]: b["real_time"] for b in json.loads(res.stdout)["benchmarks"]}
+    out = {}
+    for b in json.loads(res.stdout)["benchmarks"]:
+        if b.get("run_type", "iteration") != "iteration":
+            continue  # the mean, median and deviation Google Benchmark adds
+        # Benchmarks timed by hand carry a "/manual_time" suffix.
+        name = b["name"].split("/")[0]
+        out[name] = min(out.get(name, b["real_time"]), b["real_time"])
+    return out
 
 
 def main():
@@ -69,6 +80,7 @@ def main():
         ("unflatten", "hand_written_unflatten", "hand-written struct", None),
         ("unflatten", "hand_written_unflatten_moved", "hand-written, moved", None),
         ("unflatten", "leaves_vector_copy", "one vector of leaf copies", None),
+        ("unflatten", "leaves_copy_no_allocation", "leaf copies, no allocation", None),
     ]
     print(f"torch {torch.__version__}, 67 tensors")
     print(f"{'operation':<10} {'yobx form':<27} {'yobx ns':>9} {'torch ns':>10} {'ratio':>8}  target")
