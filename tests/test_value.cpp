@@ -400,6 +400,9 @@ TEST_CASE("every way to a Value keeps containers flat and builds the rest") {
     // Wrong counts are refused before anything is kept.
     CHECK_THROWS_WITH_AS(yobx::tree_unflatten<V>(std::vector{tensor({1})}, spec),
                          "tree_unflatten: the spec has 8 leaves but 1 leaves were given", yobx::value_error);
+    const std::vector<DenseTensor> nine(9, tensor({1}));
+    CHECK_THROWS_WITH_AS(yobx::tree_unflatten<V>(std::span<const DenseTensor>(nine), spec),
+                         "tree_unflatten: the spec has 8 leaves but 9 leaves were given", yobx::value_error);
 }
 
 TEST_CASE("copies of a flat Value share it; changing one leaves the others alone") {

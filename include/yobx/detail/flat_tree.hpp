@@ -59,7 +59,9 @@ public:
             swap(o);
             return *this;
         }
-        ~Ref() { release(); }
+        ~Ref() {
+            if (p_) release();  // the check inline: most Refs destroyed are moved from
+        }
 
         const FlatTree* get() const noexcept { return p_; }
         const FlatTree* operator->() const noexcept { return p_; }
@@ -221,7 +223,7 @@ private:
         std::uninitialized_copy(leaves.begin(), leaves.end(), out);
     }
     [[gnu::flatten]] static void destroy_leaves(T* first, std::size_t n) noexcept { std::destroy_n(first, n); }
-    static void destroy(FlatTree* p) noexcept {
+    [[gnu::flatten]] static void destroy(FlatTree* p) noexcept {
         // Copied leaves are ours to destroy; an adopted vector destroys its own.
         const std::size_t capacity = p->capacity_;
         if (capacity) destroy_leaves(p->data_, p->size_);
