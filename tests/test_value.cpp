@@ -671,3 +671,46 @@ TEST_CASE("under AddressSanitizer a kept block is poisoned until it is reused") 
     }).join();
 }
 #endif
+
+TEST_CASE("a flatten that leaves the last spec at any step builds the rest of its own") {
+    // Each flatten checks its structure against the spec this thread made
+    // last; each pair below parts from it at a different step.
+    const auto t = [] { return V(tensor({1})); };
+    struct Pair {
+        V last, next;
+        std::string spec;
+        std::size_t leaves;
+    };
+    const std::vector<Pair> pairs{
+        // a node with another child count
+        {V::list({t(), t()}), V::list({t(), t(), t()}), "TreeSpec(list, None, [*, *, *])", 3},
+        // a run of leaves where a constant was
+        {V::list({V(1), t()}), V::list({t(), t()}), "TreeSpec(list, None, [*, *])", 2},
+        // a constant where a leaf was, after a shorter run of leaves
+        {V::list({t(), t(), t()}), V::list({t(), V(2), t()}), "TreeSpec(list, None, [*, 2, *])", 2},
+        // another constant
+        {V::list({t(), V(1)}), V::list({t(), V(2)}), "TreeSpec(list, None, [*, 2])", 1},
+        // None where a leaf was
+        {V::list({t(), t()}), V::list({t(), V()}), "TreeSpec(list, None, [*, None])", 1},
+        // another key
+        {V::dict({{"a", t()}}), V::dict({{"b", t()}}), "TreeSpec(dict, ['b'], [*])", 1},
+        // a nested node that differs after the first one matched
+        {V::dict({{"a", V::list({t(), t()})}, {"b", V::list({t()})}}),
+         V::dict({{"a", V::list({t(), t()})}, {"b", V::tuple({t(), V(1)})}}),
+         "TreeSpec(dict, ['a', 'b'], [TreeSpec(list, None, [*, *]), TreeSpec(tuple, None, [*, 1])])", 3},
+        // a prefix of the last structure
+        {V::list({t(), V::list({t()})}), V::list({t()}), "TreeSpec(list, None, [*])", 1},
+    };
+    for (const auto& p : pairs) {
+        INFO(p.spec);
+        (void)yobx::tree_flatten(p.last);
+        const auto [leaves, spec] = yobx::tree_flatten(p.next);
+        CHECK(spec.to_string() == p.spec);
+        CHECK(leaves.size() == p.leaves);
+        CHECK(spec.num_leaves() == p.leaves);
+        // Flattened again, the same structure shares the spec just made.
+        CHECK(&yobx::tree_flatten(p.next).second.data() == &spec.data());
+        auto [ptrs, spec2] = yobx::tree_flatten_ptrs(p.next);
+        CHECK(spec2 == spec);
+    }
+}
