@@ -698,7 +698,7 @@ TEST_CASE("a flatten that leaves the last spec at any step builds the rest of it
         {V::dict({{"a", V::list({t(), t()})}, {"b", V::list({t()})}}),
          V::dict({{"a", V::list({t(), t()})}, {"b", V::tuple({t(), V(1)})}}),
          "TreeSpec(dict, ['a', 'b'], [TreeSpec(list, None, [*, *]), TreeSpec(tuple, None, [*, 1])])", 3},
-        // a prefix of the last structure
+        // fewer children at the root, the first of them the same
         {V::list({t(), V::list({t()})}), V::list({t()}), "TreeSpec(list, None, [*])", 1},
     };
     for (const auto& p : pairs) {
