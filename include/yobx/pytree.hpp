@@ -168,13 +168,10 @@ auto tree_leaves_fixed(const X& x) {
 ///   auto back = yobx::tree_unflatten<std::pair<T, std::vector<T>>>(leaves, spec);
 template <class X, class T>
 X tree_unflatten(std::vector<T> leaves, const TreeSpec& spec) {
+    detail::check_leaf_count(leaves.size(), spec);
     if constexpr (detail::keeps_flat<X, T>) {
-        // The count compared here shares its reads of the spec with from_flat.
-        if (leaves.size() != spec.num_leaves()) [[unlikely]]
-            detail::check_leaf_count(leaves.size(), spec);  // throws
         return detail::dynamic_node<X>::from_flat(std::move(leaves), spec);
     } else {
-        detail::check_leaf_count(leaves.size(), spec);
         detail::SpecReader<T> r(spec, leaves.data(), nullptr);
         return detail::node<X>::unflatten(r);
     }
@@ -183,13 +180,10 @@ X tree_unflatten(std::vector<T> leaves, const TreeSpec& spec) {
 /// As above, copying the leaves from a span.
 template <class X, class T>
 X tree_unflatten(std::span<const T> leaves, const TreeSpec& spec) {
+    detail::check_leaf_count(leaves.size(), spec);
     if constexpr (detail::keeps_flat<X, T>) {
-        // The count compared here shares its reads of the spec with from_flat.
-        if (leaves.size() != spec.num_leaves()) [[unlikely]]
-            detail::check_leaf_count(leaves.size(), spec);  // throws
         return detail::dynamic_node<X>::from_flat(leaves, spec);
     } else {
-        detail::check_leaf_count(leaves.size(), spec);
         detail::SpecReader<T> r(spec, nullptr, leaves.data());
         return detail::node<X>::unflatten(r);
     }

@@ -59,28 +59,25 @@ public:
             swap(o);
             return *this;
         }
-        ~Ref() {
-            if (p_) release();  // the check inline: most Refs destroyed are moved from
-        }
+        ~Ref() { reset(); }
 
         const FlatTree* get() const noexcept { return p_; }
         const FlatTree* operator->() const noexcept { return p_; }
         explicit operator bool() const noexcept { return p_ != nullptr; }
+        // The null check inline: most Refs destroyed are moved from.
         void reset() noexcept {
-            release();
-            p_ = nullptr;
+            if (p_) release(std::exchange(p_, nullptr));
         }
         void swap(Ref& o) noexcept { std::swap(p_, o.p_); }
 
     private:
         friend FlatTree;
         explicit Ref(FlatTree* p) noexcept : p_(p) {}
-        void release() noexcept {
+        static void release(FlatTree* p) noexcept {
             // A count of 1 seen by its owner is final (no other owner is left
             // to copy it), so the common case needs no read-modify-write.
-            if (p_ && (p_->refs_.load(std::memory_order_acquire) == 1 ||
-                       p_->refs_.fetch_sub(1, std::memory_order_acq_rel) == 1))
-                destroy(p_);
+            if (p->refs_.load(std::memory_order_acquire) == 1 || p->refs_.fetch_sub(1, std::memory_order_acq_rel) == 1)
+                destroy(p);
         }
         FlatTree* p_ = nullptr;
     };

@@ -967,10 +967,14 @@ struct node<X, Kind::dynamic> : dynamic_node<X> {
     }
 };
 
+[[noreturn, gnu::cold, gnu::noinline]] inline void leaf_count_error(std::size_t given, const TreeSpec& spec) {
+    throw value_error("tree_unflatten: the spec has " + std::to_string(spec.num_leaves()) + " leaves but " +
+                      std::to_string(given) + " leaves were given");
+}
+// The comparison inline (it shares its reads of the spec with what follows), the message out of line.
 inline void check_leaf_count(std::size_t given, const TreeSpec& spec) {
-    if (given != spec.num_leaves())
-        throw value_error("tree_unflatten: the spec has " + std::to_string(spec.num_leaves()) + " leaves but " +
-                          std::to_string(given) + " leaves were given");
+    if (given != spec.num_leaves()) [[unlikely]]
+        leaf_count_error(given, spec);
 }
 
 // The tensor type of X, or T when given explicitly.
