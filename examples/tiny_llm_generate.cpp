@@ -1,8 +1,9 @@
 // The demo: a tiny LibTorch decoder generates text for two prompts (different
 // batch sizes and lengths) under an InputObserver, which then prints what
-// torch.export needs (the arguments and their dynamic shapes) and saves both
-// for Python: the arguments with torch::pickle_save, the dynamic shapes as a
-// .py file. Usage: tiny_llm_generate [output directory, default .]
+// torch.export needs (arguments it can trace without specializing, and the
+// dynamic shapes) and saves them for Python: the export arguments and every
+// observed call's arguments with save_value (torch.load reads them), the
+// dynamic shapes as a .py file. Usage: tiny_llm_generate [output directory, default .]
 #include "tiny_llm.hpp"
 
 #include <yobx/adapters/libtorch.hpp>
@@ -31,19 +32,24 @@ int main(int argc, char** argv) {
     }
 
     std::cout << "observed calls: " << observer.num_obs() << "\n";
-    const yobx::Value<at::Tensor> kwargs = observer.infer_arguments();
-    std::cout << "inferred arguments:\n";
+    // Every dynamic dimension at least 2 and distinct (torch.export specializes 0 and 1, and decode
+    // calls have sequence_length 1), the relation total = past + sequence kept.
+    const yobx::Value<at::Tensor> kwargs = observer.infer_export_arguments({.set_batch_dimension_for = true});
+    std::cout << "export arguments:\n";
     for (const auto& [name, value] : kwargs.dict()) std::cout << "  " << name << ": " << value << "\n";
 
     const yobx::DynamicShapes dynamic_shapes =
         observer.infer_dynamic_shapes({.set_batch_dimension_for = true, .dim_names = true});
     std::cout << "dynamic_shapes = " << dynamic_shapes.to_python() << "\n";
 
-    // For Python: torch.load(args.pt) gives the arguments, the .py file the dynamic shapes.
-    yobx::libtorch::save_value(kwargs, dir + "/tiny_llm_args.pt");
+    // For Python: torch.load reads the arguments, the .py file defines dynamic_shapes.
+    yobx::Value<at::Tensor>::List calls;  // each observed call, an absent cache filled as empty
+    for (std::size_t i = 0; i < observer.num_obs(); ++i) calls.push_back(observer.infer_arguments(i));
+    yobx::libtorch::save_value(kwargs, dir + "/tiny_llm_export_args.pt");
+    yobx::libtorch::save_value(yobx::Value<at::Tensor>::list(std::move(calls)), dir + "/tiny_llm_calls.pt");
     std::ofstream py(dir + "/tiny_llm_dynamic_shapes.py");
     py << "# The dynamic shapes of TinyLLM.forward, inferred by yobx from " << observer.num_obs()
        << " observed calls.\nimport torch\n\ndynamic_shapes = " << dynamic_shapes.to_python() << "\n";
     if (!py) throw yobx::runtime_error("cannot write " + dir + "/tiny_llm_dynamic_shapes.py");
-    std::cout << "saved tiny_llm_args.pt (torch.load) and tiny_llm_dynamic_shapes.py\n";
+    std::cout << "saved tiny_llm_export_args.pt, tiny_llm_calls.pt (torch.load) and tiny_llm_dynamic_shapes.py\n";
 }

@@ -1,12 +1,44 @@
 #!/usr/bin/env bash
 # Installs the Debian packages yobx builds and tests with, when any is missing.
-# Sourced by demo.sh and test.sh. Runs apt-get update once, only if needed.
+# Sourced by demo.sh and test.sh. Reads the release from /etc/os-release and
+# runs apt-get update once, only if something is missing.
+#   Debian 12 (bookworm): g++ 12, clang 14, Boost 1.81 (libboost1.81-dev: the
+#                         default libboost-dev, 1.74, has no PFR), LibTorch 1.13
+#   Debian 13 (trixie):   g++ 14, clang 19, Boost 1.83, LibTorch 2.6, and
+#                         torchvision for the torch.export tests
+# libclang-rt-dev is the sanitizer and libFuzzer runtime of the release's clang.
 set -euo pipefail
-YOBX_PACKAGES=(cmake g++ clang libclang-rt-14-dev libboost1.81-dev doctest-dev libbenchmark-dev
-               libtorch-dev python3 python3-torch python3-sympy)
+yobx_common_packages=(cmake make g++ clang libclang-rt-dev doctest-dev libbenchmark-dev
+                      libtorch-dev python3 python3-torch python3-sympy)
+
+# Prints the release's codename, or fails with what to install by hand.
+yobx_release() {
+    local codename=""
+    [ -r /etc/os-release ] && codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+    case "$codename" in
+        bookworm|trixie) echo "$codename" ;;
+        *)
+            echo "yobx: scripts/deps.sh knows Debian 12 (bookworm) and Debian 13 (trixie); this system is" \
+                 "'${codename:-unknown}'. Install by hand: a C++20 compiler (g++ >= 12 or clang >= 14), cmake >= 3.21," \
+                 "Boost >= 1.81 headers (PFR and Hana), doctest, Google Benchmark, LibTorch and Python's torch" \
+                 "(optional), clang's sanitizer and libFuzzer runtime; then run cmake --preset ci." >&2
+            return 1 ;;
+    esac
+}
+
+yobx_packages() {
+    local release
+    release=$(yobx_release) || return 1
+    case "$release" in
+        bookworm) echo "${yobx_common_packages[@]}" libboost1.81-dev ;;
+        trixie) echo "${yobx_common_packages[@]}" libboost-dev python3-torchvision ;;
+    esac
+}
+
 yobx_install_deps() {
-    local missing=()
-    for p in "${YOBX_PACKAGES[@]}"; do
+    local packages missing=()
+    packages=$(yobx_packages) || return 1
+    for p in $packages; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
     done
     if [ ${#missing[@]} -eq 0 ]; then

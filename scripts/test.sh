@@ -1,24 +1,40 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it. Usage: bash scripts/test.sh
-#  1. installs missing Debian packages;
-#  2. the CI preset (-Wall -Wextra -Wpedantic -Werror): build, ctest
-#     (unit tests, compile-fail checks, consumer checks, examples, docs);
+#  1. installs missing Debian packages (scripts/deps.sh, for Debian 12 or 13);
+#  2. the CI preset (-Wall -Wextra -Wpedantic -Werror): build, ctest (unit
+#     tests, compile-fail checks, consumer checks, examples, docs and, on
+#     Debian 13, the end-to-end tests with the real torch.export);
 #  3. the sanitizer preset (ASan + UBSan): build, ctest;
-#  4. the libFuzzer targets, each for a bounded time.
+#  4. the libFuzzer targets, each for a bounded time;
+#  5. on a Debian 12 host only: this same script inside a Debian 13 root file
+#     system (created with debootstrap on first use, cached outside the clone
+#     at $YOBX_TRIXIE_ROOT, default /var/cache/yobx/trixie), so that both
+#     releases are tested by one script. On a Debian 13 host step 5 is not
+#     needed: steps 1-4 are the Debian 13 suite.
+# Options (environment):
+#  YOBX_FUZZ_SECONDS  seconds per fuzzer (default 30)
+#  YOBX_SKIP          comma-separated steps to leave out: asan, fuzz, trixie
+#  YOBX_TRIXIE_SKIP   what step 5 leaves out (default asan,fuzz: the Debian 12
+#                     run covers the sanitizers and the fuzzers; CI's budget)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps.sh
 yobx_install_deps
+release=$(yobx_release)
 
 jobs=$(nproc)
 fuzz_seconds=${YOBX_FUZZ_SECONDS:-30}
+skip=",${YOBX_SKIP:-},"
 total=0
+skipped() { [[ "$skip" == *",$1,"* ]]; }
 
 run_preset() {
     local preset=$1 log
-    echo "== preset $preset"
+    echo "== preset $preset (Debian $release, $(g++ --version | head -1))"
     mkdir -p build
-    cmake --preset "$preset" > "build/$preset.configure.log" 2>&1 || { cat "build/$preset.configure.log"; exit 1; }
+    local extra=()
+    [ "$release" = trixie ] && extra+=(-DYOBX_REQUIRE_TORCH_EXPORT=ON)
+    cmake --preset "$preset" "${extra[@]}" > "build/$preset.configure.log" 2>&1 || { cat "build/$preset.configure.log"; exit 1; }
     cmake --build --preset "$preset" -j"$jobs"
     log=$(mktemp)
     ctest --preset "$preset" -j"$jobs" 2>&1 | tee "$log"
@@ -30,21 +46,33 @@ run_preset() {
 }
 
 run_preset ci
-run_preset asan
+skipped asan || run_preset asan
 
-echo "== fuzzing (${fuzz_seconds}s per target)"
-mkdir -p build/fuzz
-for target in tests/fuzz/fuzz_*.cpp; do
-    name=$(basename "$target" .cpp)
-    clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-        -Iinclude "$target" -o "build/fuzz/$name"
-    corpus="build/fuzz/$name.corpus"
-    rm -rf "$corpus"
-    cp -r "tests/fuzz/corpus/${name#fuzz_}" "$corpus"
-    "./build/fuzz/$name" -max_total_time="$fuzz_seconds" -max_len=4096 -print_final_stats=0 "$corpus" \
-        > "build/fuzz/$name.log" 2>&1 || { tail -50 "build/fuzz/$name.log"; echo "fuzzer $name found a crash"; exit 1; }
-    echo "fuzzer $name: $(ls "$corpus" | wc -l) corpus entries, nothing found"
-    total=$((total + 1))
-done
+if ! skipped fuzz; then
+    echo "== fuzzing (${fuzz_seconds}s per target)"
+    mkdir -p build/fuzz
+    for target in tests/fuzz/fuzz_*.cpp; do
+        name=$(basename "$target" .cpp)
+        clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+            -Iinclude "$target" -o "build/fuzz/$name"
+        corpus="build/fuzz/$name.corpus"
+        rm -rf "$corpus"
+        cp -r "tests/fuzz/corpus/${name#fuzz_}" "$corpus"
+        "./build/fuzz/$name" -max_total_time="$fuzz_seconds" -max_len=4096 -print_final_stats=0 "$corpus" \
+            > "build/fuzz/$name.log" 2>&1 || { tail -50 "build/fuzz/$name.log"; echo "fuzzer $name found a crash"; exit 1; }
+        echo "fuzzer $name: $(ls "$corpus" | wc -l) corpus entries, nothing found"
+        total=$((total + 1))
+    done
+fi
+
+if [ "$release" = bookworm ] && ! skipped trixie; then
+    echo "== Debian 13 (trixie): scripts/test.sh in a root file system"
+    log=$(mktemp)
+    YOBX_SKIP="${YOBX_TRIXIE_SKIP-asan,fuzz}" bash scripts/trixie.sh bash scripts/test.sh 2>&1 | tee "$log"
+    n=$(sed -n 's/^yobx: \([0-9]*\) passed, 0 failed$/\1/p' "$log" | tail -1)
+    [ -n "$n" ] || { echo "the Debian 13 stage did not pass"; exit 1; }
+    total=$((total + n))
+    rm -f "$log"
+fi
 
 echo "yobx: ${total} passed, 0 failed"

@@ -57,17 +57,18 @@ const yobx::DynamicShapesOptions llm_options{.set_batch_dimension_for = true, .d
 TEST_CASE("derived_dims: total_sequence_length = past_sequence_length + sequence_length, written for torch.export") {
     Obs obs = observe_generation();
     // Without derived_dims, the literal is unchanged.
-    CHECK(obs.infer_dynamic_shapes({.set_batch_dimension_for = true, .dim_names = true}).to_python() ==
+    CHECK(obs.infer_dynamic_shapes({.set_batch_dimension_for = true, .dim_names = true}).to_python_strings() ==
           "{'input_ids': {0: 'batch_size', 1: 'sequence_length'}, 'attention_mask': {0: 'batch_size', 1: "
           "'total_sequence_length'}, 'past_key_values': [[{0: 'batch_size', 2: 'past_sequence_length'}], [{0: "
           "'batch_size', 2: 'past_sequence_length'}]], 'pixel_values': {0: 'pixel_values_dim_0'}}");
-    // With it (automatic labels when dim_names is not given), one Dim per label; a sum stays a comment.
+    // With it (automatic labels when dim_names is not given), one name per label, each Dim.DYNAMIC (what
+    // torch.export accepts whatever the model guards); a sum stays a comment.
     const auto ds = obs.infer_dynamic_shapes({.set_batch_dimension_for = true, .derived_dims = true});
-    CHECK(ds.to_python() == R"(batch_size = torch.export.Dim('batch_size')
-sequence_length = torch.export.Dim('sequence_length')
-total_sequence_length = torch.export.Dim('total_sequence_length')
-past_sequence_length = torch.export.Dim('past_sequence_length')
-pixel_values_dim_0 = torch.export.Dim('pixel_values_dim_0')
+    CHECK(ds.to_python() == R"(batch_size = torch.export.Dim.DYNAMIC
+sequence_length = torch.export.Dim.DYNAMIC
+total_sequence_length = torch.export.Dim.DYNAMIC
+past_sequence_length = torch.export.Dim.DYNAMIC
+pixel_values_dim_0 = torch.export.Dim.DYNAMIC
 # total_sequence_length = past_sequence_length + sequence_length (torch.export cannot express a sum of two dimensions)
 dynamic_shapes = {'input_ids': {0: batch_size, 1: sequence_length}, 'attention_mask': {0: batch_size, 1: total_sequence_length}, 'past_key_values': [[{0: batch_size, 2: past_sequence_length}], [{0: batch_size, 2: past_sequence_length}]], 'pixel_values': {0: pixel_values_dim_0}})");
     REQUIRE(ds.definitions());
@@ -75,19 +76,27 @@ dynamic_shapes = {'input_ids': {0: batch_size, 1: sequence_length}, 'attention_m
     CHECK(ds.definitions()->relations[0].to_string() == "total_sequence_length = past_sequence_length + sequence_length");
 }
 
-TEST_CASE("relations torch.export can express become derived Dims, bounds become min and max") {
+TEST_CASE("with named_dims, relations torch.export can express become derived Dims, bounds become min and max") {
     Obs obs;
     auto forward = obs.wrap([](const T& x, const T&, const T&) { return x; },
                             yobx::Signature{param("x"), param("y"), param("z")});
     for (std::int64_t n : {3, 8, 20}) forward(tensor({n, 4}), tensor({n + 1, 4}), tensor({2 * n, 4}));
+    // By default the relations are comments and only a label with bounds is a torch.export.Dim.
     CHECK(obs.infer_dynamic_shapes({.derived_dims = true, .bounds = {{"x_dim_0", {2, 64}}}}).to_python() ==
+          "x_dim_0 = torch.export.Dim('x_dim_0', min=2, max=64)\n"
+          "y_dim_0 = torch.export.Dim.DYNAMIC\n"
+          "z_dim_0 = torch.export.Dim.DYNAMIC\n"
+          "# y_dim_0 = x_dim_0 + 1 (holds in every observed call; torch.export finds it from the model)\n"
+          "# z_dim_0 = 2*x_dim_0 (holds in every observed call; torch.export finds it from the model)\n"
+          "dynamic_shapes = ({0: x_dim_0}, {0: y_dim_0}, {0: z_dim_0})");
+    CHECK(obs.infer_dynamic_shapes({.derived_dims = true, .bounds = {{"x_dim_0", {2, 64}}}, .named_dims = true}).to_python() ==
           "x_dim_0 = torch.export.Dim('x_dim_0', min=2, max=64)\n"
           "y_dim_0 = x_dim_0 + 1\n"
           "z_dim_0 = 2 * x_dim_0\n"
           "dynamic_shapes = ({0: x_dim_0}, {0: y_dim_0}, {0: z_dim_0})");
     // Labels that are not Python identifiers are made into ones.
     CHECK(obs.infer_dynamic_shapes({.dim_names = {{"x", {{0, "n"}}}, {"y", {{0, "n+1"}}}, {"z", {{0, "2n"}}}},
-                                    .derived_dims = true})
+                                    .derived_dims = true, .named_dims = true})
               .to_python() ==
           "n = torch.export.Dim('n')\n"
           "n_1 = n + 1\n"
@@ -140,7 +149,7 @@ Filled by value_if_missing:
   pixel_values in call(s) 1, 2, 3, 5, 6, 7
 
 Warnings:
-  - dimension 'sequence_length' is 0 or 1 in 6 of 8 calls: torch.export specializes sizes 0 and 1, so the exported program may accept only that size; export from a call where it is at least 2, or use backed_size_oblivious
+  - dimension 'sequence_length' is 0 or 1 in 6 of 8 calls: torch.export specializes sizes 0 and 1 (with Dim.DYNAMIC it refuses to export), so export with infer_export_arguments(), where every dynamic dimension is at least 2
   - input 'token_type_ids' is absent from every call: it is not part of the export arguments
 )");
 }
@@ -148,7 +157,7 @@ Warnings:
 TEST_CASE("the whole spec as JSON, loaded back by from_json") {
     Obs obs = observe_generation();
     const yobx::ExportSpec spec = obs.infer_export_spec(llm_options);
-    CHECK(spec.to_json() == R"({"yobx_export_spec": 1, "num_calls": 8, "dynamic_shapes": {"dict": {"input_ids": {"dims": {"0": "batch_size", "1": "sequence_length"}}, "attention_mask": {"dims": {"0": "batch_size", "1": "total_sequence_length"}}, "past_key_values": [[{"dims": {"0": "batch_size", "2": "past_sequence_length"}}], [{"dims": {"0": "batch_size", "2": "past_sequence_length"}}]], "pixel_values": {"dims": {"0": "pixel_values_dim_0"}}}}, "derived_dims": true, "inputs": [{"name": "input_ids", "shapes": [[2, 5], [2, 1], [2, 1], [2, 1], [3, 7], [3, 1], [3, 1], [3, 1]], "dynamic": {"0": "batch_size", "1": "sequence_length"}}, {"name": "attention_mask", "shapes": [[2, 5], [2, 6], [2, 7], [2, 8], [3, 7], [3, 8], [3, 9], [3, 10]], "dynamic": {"0": "batch_size", "1": "total_sequence_length"}}, {"name": "past_key_values.key_cache.0", "shapes": [null, [2, 4, 5, 8], [2, 4, 6, 8], [2, 4, 7, 8], null, [3, 4, 7, 8], [3, 4, 8, 8], [3, 4, 9, 8]], "dynamic": {"0": "batch_size", "2": "past_sequence_length"}}, {"name": "past_key_values.value_cache.0", "shapes": [null, [2, 4, 5, 8], [2, 4, 6, 8], [2, 4, 7, 8], null, [3, 4, 7, 8], [3, 4, 8, 8], [3, 4, 9, 8]], "dynamic": {"0": "batch_size", "2": "past_sequence_length"}}, {"name": "pixel_values", "shapes": [[2, 3, 16, 16], [0, 3, 16, 16], [0, 3, 16, 16], [0, 3, 16, 16], [3, 3, 16, 16], [0, 3, 16, 16], [0, 3, 16, 16], [0, 3, 16, 16]], "dynamic": {"0": "pixel_values_dim_0"}}], "ranges": [{"label": "batch_size", "min": 2, "max": 3, "observed_min": 2, "observed_max": 3, "user_bounds": false, "zero_or_one": false}, {"label": "sequence_length", "min": 1, "max": 4096, "observed_min": 1, "observed_max": 7, "user_bounds": true, "zero_or_one": true}, {"label": "total_sequence_length", "min": 5, "max": 10, "observed_min": 5, "observed_max": 10, "user_bounds": false, "zero_or_one": false}, {"label": "past_sequence_length", "min": 5, "max": 9, "observed_min": 5, "observed_max": 9, "user_bounds": false, "zero_or_one": false}, {"label": "pixel_values_dim_0", "min": 2, "max": 3, "observed_min": 2, "observed_max": 3, "user_bounds": false, "zero_or_one": false}], "relations": [{"dim": "total_sequence_length", "kind": "sum", "base": "past_sequence_length", "other": "sequence_length", "constant": 0, "support": 5, "evidence": 5, "text": "total_sequence_length = past_sequence_length + sequence_length"}], "hints": [{"dim": "pixel_values_dim_0", "kind": "floordiv", "base": "sequence_length", "other": "", "constant": 2, "support": 2, "evidence": 1, "text": "pixel_values_dim_0 = sequence_length//2"}], "constants": {}, "filled": {"pixel_values": [1, 2, 3, 5, 6, 7]}, "warnings": ["dimension 'sequence_length' is 0 or 1 in 6 of 8 calls: torch.export specializes sizes 0 and 1, so the exported program may accept only that size; export from a call where it is at least 2, or use backed_size_oblivious", "input 'token_type_ids' is absent from every call: it is not part of the export arguments"]})");
+    CHECK(spec.to_json() == R"({"yobx_export_spec": 1, "num_calls": 8, "dynamic_shapes": {"dict": {"input_ids": {"dims": {"0": "batch_size", "1": "sequence_length"}}, "attention_mask": {"dims": {"0": "batch_size", "1": "total_sequence_length"}}, "past_key_values": [[{"dims": {"0": "batch_size", "2": "past_sequence_length"}}], [{"dims": {"0": "batch_size", "2": "past_sequence_length"}}]], "pixel_values": {"dims": {"0": "pixel_values_dim_0"}}}}, "derived_dims": true, "named_dims": false, "inputs": [{"name": "input_ids", "shapes": [[2, 5], [2, 1], [2, 1], [2, 1], [3, 7], [3, 1], [3, 1], [3, 1]], "dynamic": {"0": "batch_size", "1": "sequence_length"}}, {"name": "attention_mask", "shapes": [[2, 5], [2, 6], [2, 7], [2, 8], [3, 7], [3, 8], [3, 9], [3, 10]], "dynamic": {"0": "batch_size", "1": "total_sequence_length"}}, {"name": "past_key_values.key_cache.0", "shapes": [null, [2, 4, 5, 8], [2, 4, 6, 8], [2, 4, 7, 8], null, [3, 4, 7, 8], [3, 4, 8, 8], [3, 4, 9, 8]], "dynamic": {"0": "batch_size", "2": "past_sequence_length"}}, {"name": "past_key_values.value_cache.0", "shapes": [null, [2, 4, 5, 8], [2, 4, 6, 8], [2, 4, 7, 8], null, [3, 4, 7, 8], [3, 4, 8, 8], [3, 4, 9, 8]], "dynamic": {"0": "batch_size", "2": "past_sequence_length"}}, {"name": "pixel_values", "shapes": [[2, 3, 16, 16], [0, 3, 16, 16], [0, 3, 16, 16], [0, 3, 16, 16], [3, 3, 16, 16], [0, 3, 16, 16], [0, 3, 16, 16], [0, 3, 16, 16]], "dynamic": {"0": "pixel_values_dim_0"}}], "ranges": [{"label": "batch_size", "min": 2, "max": 3, "observed_min": 2, "observed_max": 3, "user_bounds": false, "zero_or_one": false}, {"label": "sequence_length", "min": 1, "max": 4096, "observed_min": 1, "observed_max": 7, "user_bounds": true, "zero_or_one": true}, {"label": "total_sequence_length", "min": 5, "max": 10, "observed_min": 5, "observed_max": 10, "user_bounds": false, "zero_or_one": false}, {"label": "past_sequence_length", "min": 5, "max": 9, "observed_min": 5, "observed_max": 9, "user_bounds": false, "zero_or_one": false}, {"label": "pixel_values_dim_0", "min": 2, "max": 3, "observed_min": 2, "observed_max": 3, "user_bounds": false, "zero_or_one": false}], "relations": [{"dim": "total_sequence_length", "kind": "sum", "base": "past_sequence_length", "other": "sequence_length", "constant": 0, "support": 5, "evidence": 5, "text": "total_sequence_length = past_sequence_length + sequence_length"}], "hints": [{"dim": "pixel_values_dim_0", "kind": "floordiv", "base": "sequence_length", "other": "", "constant": 2, "support": 2, "evidence": 1, "text": "pixel_values_dim_0 = sequence_length//2"}], "constants": {}, "filled": {"pixel_values": [1, 2, 3, 5, 6, 7]}, "warnings": ["dimension 'sequence_length' is 0 or 1 in 6 of 8 calls: torch.export specializes sizes 0 and 1 (with Dim.DYNAMIC it refuses to export), so export with infer_export_arguments(), where every dynamic dimension is at least 2", "input 'token_type_ids' is absent from every call: it is not part of the export arguments"]})");
     const yobx::ExportSpec back = yobx::ExportSpec::from_json(spec.to_json());
     CHECK(back == spec);
     CHECK(back.to_python() == spec.to_python());

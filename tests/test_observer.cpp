@@ -167,7 +167,7 @@ TEST_CASE("a scope swaps a function-pointer slot and restores it") {
     CHECK((forward == &doubled_first));
     forward(tensor({5}), tensor({3}));  // not recorded any more
     CHECK(obs.num_obs() == 2);
-    CHECK(obs.infer_dynamic_shapes().to_python() == "({0: torch.export.Dim.DYNAMIC}, {})");
+    CHECK(obs.infer_dynamic_shapes().to_python_strings() == "({0: torch.export.Dim.DYNAMIC}, {})");
 }
 
 TEST_CASE("calls from several threads record safely, each input with its own output") {
@@ -247,7 +247,7 @@ TEST_CASE("a Hana struct of optionals stands for the keyword arguments; an absen
     CHECK(c0.kwargs().size() == 1);
     CHECK(c0.kwargs().contains("mask"));
     CHECK(V::dict(c0.cst_kwargs()).repr() == "{'add': False}");
-    CHECK(obs.infer_dynamic_shapes().to_python() ==
+    CHECK(obs.infer_dynamic_shapes().to_python_strings() ==
           "{'x': {0: torch.export.Dim.DYNAMIC}, 'mask': {0: torch.export.Dim.DYNAMIC}, 'bias': {}, 'add': None}");
 }
 
@@ -258,7 +258,7 @@ TEST_CASE("value_if_missing fills an argument absent from a call, by name or by 
     f({tensor({5, 3})}, {});
     CHECK(obs.info().inputs()[1].kwargs().contains("y"));
     // The best candidate (call 0) passed both by position: the result is a tuple.
-    CHECK(obs.infer_dynamic_shapes().to_python() == "({0: torch.export.Dim.DYNAMIC}, {0: torch.export.Dim.DYNAMIC})");
+    CHECK(obs.infer_dynamic_shapes().to_python_strings() == "({0: torch.export.Dim.DYNAMIC}, {0: torch.export.Dim.DYNAMIC})");
 
     Obs by_pos({.value_if_missing = {{1, V(tensor({0, 3}))}}});
     auto g = by_pos.wrap(first_tensor, xy);
@@ -323,7 +323,7 @@ TEST_CASE("optional kwarg absent in decode calls is aligned with None") {
     CHECK(aligned[0].has_value());
     CHECK_FALSE(aligned[1].has_value());
     CHECK(obs.info().inputs()[1].to_string() == "InputCandidate(1 args, 0 kwargs, 1 tensors, 2 aligned tensors)");
-    CHECK(obs.infer_dynamic_shapes().to_python() == "{'x': {1: torch.export.Dim.DYNAMIC}, 'y': {}}");
+    CHECK(obs.infer_dynamic_shapes().to_python_strings() == "{'x': {1: torch.export.Dim.DYNAMIC}, 'y': {}}");
 }
 
 TEST_CASE("a parameter passed by position in one call and by name in another is the same parameter") {
@@ -331,13 +331,13 @@ TEST_CASE("a parameter passed by position in one call and by name in another is 
     auto f = obs.wrap(first_tensor, xy);
     f({tensor({2}), tensor({3})}, {});
     f({tensor({4})}, {{"y", tensor({5})}});
-    CHECK(obs.infer_dynamic_shapes().to_python() == "({0: torch.export.Dim.DYNAMIC}, {0: torch.export.Dim.DYNAMIC})");
+    CHECK(obs.infer_dynamic_shapes().to_python_strings() == "({0: torch.export.Dim.DYNAMIC}, {0: torch.export.Dim.DYNAMIC})");
     // Positional arguments beyond the best candidate's count are read by their signature name.
     Obs named;
     auto g = named.wrap(first_tensor, xy);
     g({}, {{"x", tensor({2})}, {"y", tensor({3})}});
     g({tensor({4}), tensor({5})}, {});
-    CHECK(named.infer_dynamic_shapes().to_python() ==
+    CHECK(named.infer_dynamic_shapes().to_python_strings() ==
           "{'x': {0: torch.export.Dim.DYNAMIC}, 'y': {0: torch.export.Dim.DYNAMIC}}");
 }
 
@@ -402,7 +402,7 @@ TEST_CASE("an argument empty in the best candidate but holding tensors elsewhere
     f({tensor({2}), V::list({tensor({1})})}, {});
     f({tensor({2}), V::list({})}, {});
     // Call 1 has 2 tensors, so it is the best candidate: nothing is wrong.
-    CHECK(obs.infer_dynamic_shapes().to_python() == "({}, [{}])");
+    CHECK(obs.infer_dynamic_shapes().to_python_strings() == "({}, [{}])");
     Obs bad;
     auto g = bad.wrap(first_tensor, Signature{param("x"), param("y"), param("z", yobx::none)});
     g({tensor({2}), V::list({})}, {{"z", V::list({tensor({1}), tensor({1})})}});
@@ -418,8 +418,8 @@ TEST_CASE("with one call and no forced batch dimension every entry is empty") {
     Obs obs;
     auto f = obs.wrap(first_tensor, xy);
     f({tensor({2, 3}), tensor({2})}, {});
-    CHECK(obs.infer_dynamic_shapes().to_python() == "({}, {})");
-    CHECK(obs.infer_dynamic_shapes({.set_batch_dimension_for = true}).to_python() ==
+    CHECK(obs.infer_dynamic_shapes().to_python_strings() == "({}, {})");
+    CHECK(obs.infer_dynamic_shapes({.set_batch_dimension_for = true}).to_python_strings() ==
           "({0: torch.export.Dim.DYNAMIC}, {0: torch.export.Dim.DYNAMIC})");
 }
 
@@ -427,7 +427,7 @@ TEST_CASE("set_batch_dimension_for takes names and positions; a position also ma
     Obs obs;
     auto f = obs.wrap(first_tensor, Signature{param("x"), param("y", yobx::none), param("z", yobx::none)});
     f({tensor({2, 3})}, {{"y", tensor({2, 3})}, {"z", tensor({2, 3})}});
-    CHECK(obs.infer_dynamic_shapes({.set_batch_dimension_for = {"x", 2}}).to_python() ==
+    CHECK(obs.infer_dynamic_shapes({.set_batch_dimension_for = {"x", 2}}).to_python_strings() ==
           "{'x': {0: torch.export.Dim.DYNAMIC}, 'y': {}, 'z': {0: torch.export.Dim.DYNAMIC}}");
     CHECK(error_of<yobx::runtime_error>([&] { obs.infer_dynamic_shapes({.set_batch_dimension_for = {7}}); }) ==
           "argument at position 7 is out of boundary");
@@ -441,7 +441,7 @@ TEST_CASE("dim_names as a map labels the axes it names and generates the others"
     f({tensor({2, 3, 4})}, {{"y", V::list({tensor({2, 5}), tensor({2, 5})})}});
     f({tensor({3, 4, 5})}, {{"y", V::list({tensor({3, 6}), tensor({3, 6})})}});
     CHECK(obs.infer_dynamic_shapes({.dim_names = {{"x", {{0, "batch"}, {2, "width"}}}, {1, {{1, "length"}}}}})
-              .to_python() == "{'x': {0: 'batch', 1: 'x_dim_1', 2: 'width'}, 'y': [{0: 'y_0_dim_0', 1: 'length'}, "
+              .to_python_strings() == "{'x': {0: 'batch', 1: 'x_dim_1', 2: 'width'}, 'y': [{0: 'y_0_dim_0', 1: 'length'}, "
                               "{0: 'y_1_dim_0', 1: 'length'}]}");
 }
 
@@ -451,10 +451,10 @@ TEST_CASE("automatic dim_names: equal sequences share a label and unknown inputs
                                               param("attention_mask", yobx::none), param("other", yobx::none)});
     f({tensor({2, 5})}, {{"token_mask", tensor({2, 5})}, {"attention_mask", tensor({2, 5})}, {"other", tensor({7})}});
     f({tensor({2, 1})}, {{"token_mask", tensor({2, 1})}, {"attention_mask", tensor({2, 6})}, {"other", tensor({9})}});
-    CHECK(obs.infer_dynamic_shapes({.dim_names = true}).to_python() ==
+    CHECK(obs.infer_dynamic_shapes({.dim_names = true}).to_python_strings() ==
           "{'input_ids': {1: 'sequence_length'}, 'token_mask': {1: 'sequence_length'}, "
           "'attention_mask': {1: 'total_sequence_length'}, 'other': {0: 'other_dim_0'}}");
-    CHECK(obs.infer_dynamic_shapes({.set_batch_dimension_for = true, .dim_names = true}).to_python() ==
+    CHECK(obs.infer_dynamic_shapes({.set_batch_dimension_for = true, .dim_names = true}).to_python_strings() ==
           "{'input_ids': {0: 'batch_size', 1: 'sequence_length'}, 'token_mask': {0: 'batch_size', 1: "
           "'sequence_length'}, 'attention_mask': {0: 'batch_size', 1: 'total_sequence_length'}, 'other': {0: "
           "'other_dim_0'}}");
@@ -465,14 +465,14 @@ TEST_CASE("dynamic shapes mirror the call: tuple, dict, nested containers, *args
     auto f = pos.wrap(first_tensor, Signature{param("x"), param("y")});
     f({tensor({2}), V::tuple({tensor({2}), V::dict({{"a", tensor({2})}})})}, {});
     f({tensor({3}), V::tuple({tensor({2}), V::dict({{"a", tensor({4})}})})}, {});
-    CHECK(pos.infer_dynamic_shapes().to_python() ==
+    CHECK(pos.infer_dynamic_shapes().to_python_strings() ==
           "({0: torch.export.Dim.DYNAMIC}, ({}, {'a': {0: torch.export.Dim.DYNAMIC}}))");
 
     Obs var;
     auto g = var.wrap(first_tensor, Signature{param("x"), var_args("args"), kw_only("k", yobx::none), var_kwargs("kwargs")});
     g({tensor({2}), tensor({2}), tensor({2})}, {{"k", tensor({2})}, {"extra", tensor({2})}});
     g({tensor({3}), tensor({4}), tensor({2})}, {{"k", tensor({2})}, {"extra", tensor({5})}});
-    CHECK(var.infer_dynamic_shapes().to_python() ==
+    CHECK(var.infer_dynamic_shapes().to_python_strings() ==
           "{'x': {0: torch.export.Dim.DYNAMIC}, 'args': ({0: torch.export.Dim.DYNAMIC}, {}), 'k': {}, "
           "'kwargs': {'extra': {0: torch.export.Dim.DYNAMIC}}}");
     CHECK(var.infer_dynamic_shapes().to_json() ==
@@ -493,12 +493,40 @@ TEST_CASE("a one-element tuple prints with its trailing comma and a registered n
     auto f = obs.wrap([](const KVCache& c) { return c.key_cache[0]; }, Signature{param("cache")});
     f(KVCache{{tensor({1, 2, 3, 4})}, {tensor({1, 2, 3, 4})}});
     f(KVCache{{tensor({1, 2, 5, 4})}, {tensor({1, 2, 5, 4})}});
-    CHECK(obs.infer_dynamic_shapes().to_python() ==
+    CHECK(obs.infer_dynamic_shapes().to_python_strings() ==
           "([[{2: torch.export.Dim.DYNAMIC}], [{2: torch.export.Dim.DYNAMIC}]],)");
     Obs one;
     auto g = one.wrap([](const T& x) { return x; }, Signature{param("x")});
     g(tensor({2}));
-    CHECK(one.infer_dynamic_shapes().to_python() == "({},)");
+    CHECK(one.infer_dynamic_shapes().to_python_strings() == "({},)");
+}
+
+TEST_CASE("to_python is what torch.export takes: every dynamic axis Dim.DYNAMIC, the labels as comments") {
+    const auto ds = yobx::DynamicShapes::dict(
+        {{"ids", yobx::DynamicShapes::tensor({{0, "batch_size"}, {1, std::nullopt}})},
+         {"past", yobx::DynamicShapes::list({yobx::DynamicShapes::tensor({{0, "batch_size"}, {2, "past"}}),
+                                             yobx::DynamicShapes::tensor({{0, "batch_size"}, {2, "past"}})})},
+         {"mixed", yobx::DynamicShapes::tuple({yobx::DynamicShapes::tensor({{0, "a"}}), yobx::DynamicShapes::tensor({})})},
+         {"plain", yobx::DynamicShapes::tensor({{1, std::nullopt}})},
+         {"flag", yobx::DynamicShapes()}});
+    CHECK(ds.to_python() ==
+          "{\n"
+          "    # ids: {0: batch_size, 1: DYNAMIC}\n"
+          "    'ids': {0: torch.export.Dim.DYNAMIC, 1: torch.export.Dim.DYNAMIC},\n"
+          "    # past: each tensor {0: batch_size, 2: past}\n"
+          "    'past': [{0: torch.export.Dim.DYNAMIC, 2: torch.export.Dim.DYNAMIC}, "
+          "{0: torch.export.Dim.DYNAMIC, 2: torch.export.Dim.DYNAMIC}],\n"
+          "    # mixed: ({0: 'a'}, {})\n"
+          "    'mixed': ({0: torch.export.Dim.DYNAMIC}, {}),\n"
+          "    'plain': {1: torch.export.Dim.DYNAMIC},\n"
+          "    'flag': None,\n"
+          "}");
+    // Positional arguments: a tuple, one per line; without labels, one line as repr() prints it.
+    const auto args = yobx::DynamicShapes::tuple({yobx::DynamicShapes::tensor({{0, "batch"}, {2, "height"}})});
+    CHECK(args.to_python() == "(\n    # argument 0: {0: batch, 2: height}\n    {0: torch.export.Dim.DYNAMIC, 2: torch.export.Dim.DYNAMIC},\n)");
+    const auto bare = yobx::DynamicShapes::tuple({yobx::DynamicShapes::tensor({{0, std::nullopt}}), yobx::DynamicShapes::tensor({})});
+    CHECK(bare.to_python() == "({0: torch.export.Dim.DYNAMIC}, {})");
+    CHECK(bare.to_python() == bare.to_python_strings());
 }
 
 TEST_CASE("DynamicShapes is read like the Python literal it prints") {
@@ -506,7 +534,7 @@ TEST_CASE("DynamicShapes is read like the Python literal it prints") {
         {{"ids", yobx::DynamicShapes::tensor({{0, "batch_size"}, {1, std::nullopt}})},
          {"past", yobx::DynamicShapes::list({yobx::DynamicShapes::tensor({{2, "past"}})})},
          {"flag", yobx::DynamicShapes()}});
-    CHECK(ds.to_python() == "{'ids': {0: 'batch_size', 1: torch.export.Dim.DYNAMIC}, 'past': [{2: 'past'}], 'flag': None}");
+    CHECK(ds.to_python_strings() == "{'ids': {0: 'batch_size', 1: torch.export.Dim.DYNAMIC}, 'past': [{2: 'past'}], 'flag': None}");
     CHECK(ds["ids"].dims()[0].label == "batch_size");
     CHECK_FALSE(ds["ids"].dims()[1].label.has_value());
     CHECK(ds["past"][0].dims()[0].axis == 2);
@@ -521,25 +549,72 @@ TEST_CASE("DynamicShapes is read like the Python literal it prints") {
 
 // ---------------------------------------------------------------- arguments
 
-TEST_CASE("infer_arguments fills an absent tensor with zeros, or empty along its largest dynamic axis") {
+TEST_CASE("infer_arguments sizes an absent tensor from the call's own dimensions, empty along its largest other dynamic axis") {
     Obs obs;
     auto f = obs.wrap(first_tensor, Signature{param("x"), param("a", yobx::none), param("b", yobx::none)});
     f({tensor({2, 3})}, {});
     f({tensor({3, 3})}, {{"a", tensor({4, 5, 6}, DType::int64)}, {"b", tensor({3, 3, 2})}});
     f({tensor({4, 3})}, {{"a", tensor({4, 5, 6}, DType::int64)}, {"b", tensor({4, 7, 2})}});
-    // The first call with the best candidate's counts is call 1.
+    // b's axis 0 has x's sizes (3, 4): in call 0 it is x's 2; its axis 1, tied to nothing, is emptied.
+    // a has no dynamic axis: zeros of its recorded shape. The first call with the best candidate's
+    // counts is call 1.
     const V args = obs.infer_arguments(0);
     CHECK(args.repr() == "{'x': Tensor(shape=[2, 3], dtype=float32), 'a': Tensor(shape=[4, 5, 6], dtype=int64), "
-                         "'b': Tensor(shape=[4, 0, 2], dtype=float32)}");
+                         "'b': Tensor(shape=[2, 0, 2], dtype=float32)}");
     CHECK(obs.infer_arguments().repr() == "{'x': Tensor(shape=[3, 3], dtype=float32), 'a': Tensor(shape=[4, 5, 6], "
                                           "dtype=int64), 'b': Tensor(shape=[3, 3, 2], dtype=float32)}");
     CHECK(obs.infer_arguments(0, {.flat = true}).repr() ==
-          "[Tensor(shape=[2, 3], dtype=float32), Tensor(shape=[4, 5, 6], dtype=int64), Tensor(shape=[4, 0, 2], "
+          "[Tensor(shape=[2, 3], dtype=float32), Tensor(shape=[4, 5, 6], dtype=int64), Tensor(shape=[2, 0, 2], "
           "dtype=float32)]");
     CHECK(obs.infer_arguments(0, {.as_args_kwargs = true}).repr() ==
           "((Tensor(shape=[2, 3], dtype=float32),), {'a': Tensor(shape=[4, 5, 6], dtype=int64), 'b': "
-          "Tensor(shape=[4, 0, 2], dtype=float32)})");
+          "Tensor(shape=[2, 0, 2], dtype=float32)})");
     CHECK(error_of<yobx::value_error>([&] { obs.infer_arguments(3); }) == "No stored input set for index=3<3.");
+}
+
+TEST_CASE("infer_export_arguments: every dynamic dimension at least 2 and distinct, the relations kept") {
+    Obs obs;
+    auto f = obs.wrap(first_tensor, Signature{param("ids"), param("mask"), param("past", yobx::none)}, 6);
+    for (std::int64_t batch : {2, 3}) {  // a prefill call without cache, then decode calls with one
+        const std::int64_t prompt = 2 * batch + 1;
+        f({tensor({batch, prompt}), tensor({batch, prompt})}, {});
+        for (std::int64_t past = prompt; past < prompt + 2; ++past) f({tensor({batch, 1}), tensor({batch, past + 1}), tensor({batch, past})}, {});
+    }
+    // mask = past + ids (a sum found in every call), ids' length 1 in decode calls: the base is call 1
+    // (ids [2, 1], mask [2, 6], past [2, 5]); the length becomes 3 (2 is the batch). The mask, derived,
+    // avoids the sizes observed (5 to 9): past grows to 7, the mask is 7 + 3.
+    CHECK(obs.infer_export_arguments().repr() ==
+          "(Tensor(shape=[2, 3], dtype=float32), Tensor(shape=[2, 10], dtype=float32), Tensor(shape=[2, 7], dtype=float32))");
+    CHECK(obs.infer_export_arguments({.min_size = 6}).repr() ==
+          "(Tensor(shape=[6, 7], dtype=float32), Tensor(shape=[6, 15], dtype=float32), Tensor(shape=[6, 8], dtype=float32))");
+    CHECK(obs.infer_export_arguments({.as_args_kwargs = true}).repr() ==
+          "((Tensor(shape=[2, 3], dtype=float32), Tensor(shape=[2, 10], dtype=float32), Tensor(shape=[2, 7], "
+          "dtype=float32)), {})");
+    // The prefill call's own arguments: its cache has its batch and holds 0 tokens.
+    CHECK(obs.infer_arguments(0).repr() ==
+          "(Tensor(shape=[2, 5], dtype=float32), Tensor(shape=[2, 5], dtype=float32), Tensor(shape=[2, 0], dtype=float32))");
+    CHECK(obs.infer_arguments(3).repr() ==
+          "(Tensor(shape=[3, 7], dtype=float32), Tensor(shape=[3, 7], dtype=float32), Tensor(shape=[3, 0], dtype=float32))");
+    CHECK(error_of<yobx::value_error>([&] { (void)obs.infer_export_arguments({.min_size = -1}); }) ==
+          "infer_export_arguments: min_size must be non-negative, got -1");
+
+    // A scale relation grows with its base (y = 2*x avoids the observed 2, 6, 10); a batch forced
+    // dynamic but always 1 becomes 2.
+    Obs scaled;
+    auto g = scaled.wrap(first_tensor, Signature{param("x"), param("y")});
+    for (std::int64_t n : {1, 3, 5}) g({tensor({1, n}), tensor({1, 2 * n})}, {});
+    CHECK(scaled.infer_export_arguments().repr() == "(Tensor(shape=[1, 2], dtype=float32), Tensor(shape=[1, 4], dtype=float32))");
+    CHECK(scaled.infer_export_arguments({.set_batch_dimension_for = true}).repr() ==
+          "(Tensor(shape=[2, 4], dtype=float32), Tensor(shape=[2, 8], dtype=float32))");
+    // A tensor whose shape does not change is a copy of the call's; a resized one is zeros.
+    Obs kept;
+    auto h = kept.wrap(first_tensor, Signature{param("x"), param("y")});
+    h({T::from_values<float>({3}, {4, 5, 6}), T::from_values<float>({1}, {7})}, {});
+    h({T::from_values<float>({2}, {1, 2}), T::from_values<float>({1}, {7})}, {});
+    const V export_args = kept.infer_export_arguments();
+    CHECK(export_args.repr() == "(Tensor(shape=[3], dtype=float32), Tensor(shape=[1], dtype=float32))");
+    CHECK(export_args[0].tensor().to_doubles() == std::vector<double>{4, 5, 6});
+    CHECK(export_args[1].tensor().to_doubles() == std::vector<double>{7});
 }
 
 TEST_CASE("an already empty observed tensor is reused, and constant kwargs are added") {
@@ -573,10 +648,11 @@ TEST_CASE("infer_arguments completes arguments given by the caller") {
     auto f = obs.wrap(first_tensor, Signature{param("x"), param("y", yobx::none), param("add", false)});
     f({tensor({2})}, {{"y", tensor({2, 3})}});
     f({tensor({3})}, {{"y", tensor({3, 3})}});
+    // y's axis 0 is x's: every dynamic axis of y is known, so y is zeros of that size.
     CHECK(obs.infer_arguments(V::dict({{"x", tensor({7})}})).repr() ==
-          "{'x': Tensor(shape=[7], dtype=float32), 'y': Tensor(shape=[0, 3], dtype=float32)}");
+          "{'x': Tensor(shape=[7], dtype=float32), 'y': Tensor(shape=[7, 3], dtype=float32)}");
     CHECK(obs.infer_arguments(V::tuple({tensor({5})})).repr() ==
-          "{'x': Tensor(shape=[5], dtype=float32), 'y': Tensor(shape=[0, 3], dtype=float32)}");
+          "{'x': Tensor(shape=[5], dtype=float32), 'y': Tensor(shape=[5, 3], dtype=float32)}");
     CHECK(error_of<yobx::runtime_error>([&] { obs.infer_arguments(V::dict({{"x", tensor({7})}, {"add", true}})); }) ==
           "Two calls were made with different constant values, {'add': True} != {}");
     CHECK(error_of<yobx::value_error>([&] { obs.infer_arguments(V(tensor({1}))); }) ==
@@ -586,7 +662,7 @@ TEST_CASE("infer_arguments completes arguments given by the caller") {
           }) == "Named argument 'y' has 2 tensors but previously got 1 tensors. Inference is impossible in that case.");
     // The failed check left the recorded counts alone.
     CHECK(obs.infer_arguments(V::dict({{"x", tensor({7})}})).repr() ==
-          "{'x': Tensor(shape=[7], dtype=float32), 'y': Tensor(shape=[0, 3], dtype=float32)}");
+          "{'x': Tensor(shape=[7], dtype=float32), 'y': Tensor(shape=[7, 3], dtype=float32)}");
     Obs kw;
     auto g = kw.wrap(first_tensor, Signature{param("x"), var_kwargs("kwargs")});
     g({tensor({2})}, {});
@@ -615,16 +691,16 @@ TEST_CASE("remove_inputs drops arguments by name or position; variadic parameter
     f({tensor({5}), tensor({6})}, {{"z", tensor({7})}});
     obs.remove_inputs({"y", "never_passed"});
     CHECK(obs.info().inputs()[0].to_string() == "InputCandidate(1 args, 2 kwargs, 3 tensors, 0 aligned tensors)");
-    CHECK(obs.infer_dynamic_shapes().to_python() ==
+    CHECK(obs.infer_dynamic_shapes().to_python_strings() ==
           "{'x': {0: torch.export.Dim.DYNAMIC}, 'z': {0: torch.export.Dim.DYNAMIC}, 'kw': {'e': {}}}");
     obs.remove_inputs({2});
-    CHECK(obs.infer_dynamic_shapes().to_python() == "{'x': {0: torch.export.Dim.DYNAMIC}, 'kw': {'e': {}}}");
+    CHECK(obs.infer_dynamic_shapes().to_python_strings() == "{'x': {0: torch.export.Dim.DYNAMIC}, 'kw': {'e': {}}}");
     CHECK(error_of<yobx::value_error>([&] { obs.remove_inputs({"kw"}); }) ==
           "remove_inputs: **kw is a variadic parameter and cannot be removed; remove its values by name instead");
     CHECK(error_of<yobx::value_error>([&] { obs.remove_inputs({9}); }) ==
           "remove_inputs: position 9 is beyond the signature (x, y=None, z=None, **kw)");
     obs.remove_inputs({"e"});
-    CHECK(obs.infer_dynamic_shapes().to_python() == "({0: torch.export.Dim.DYNAMIC},)");
+    CHECK(obs.infer_dynamic_shapes().to_python_strings() == "({0: torch.export.Dim.DYNAMIC},)");
 }
 
 TEST_CASE("check_discrepancies runs a runner on every call and compares with the recorded outputs") {
@@ -700,14 +776,14 @@ TEST_CASE("LLM-like generation: prefill with pixel_values, decode with a KV cach
         forward(tensor({2, 1}, DType::int64), LlmKwargs{tensor({2, past + 1}, DType::int64), cache(2, past, 2), std::nullopt});
     CHECK(obs.num_obs() == 3);
     CHECK(obs.info().best_candidate_index() == 1);
-    CHECK(obs.infer_dynamic_shapes({.set_batch_dimension_for = true, .dim_names = true}).to_python() ==
+    CHECK(obs.infer_dynamic_shapes({.set_batch_dimension_for = true, .dim_names = true}).to_python_strings() ==
           "{'input_ids': {0: 'batch_size', 1: 'sequence_length'}, "
           "'attention_mask': {0: 'batch_size', 1: 'total_sequence_length'}, "
           "'past_key_values': [[{0: 'batch_size', 2: 'past_sequence_length'}, {0: 'batch_size', 2: "
           "'past_sequence_length'}], [{0: 'batch_size', 2: 'past_sequence_length'}, {0: 'batch_size', 2: "
           "'past_sequence_length'}]], "
           "'pixel_values': {0: 'pixel_values_dim_0'}}");
-    CHECK(obs.infer_dynamic_shapes().to_python() ==
+    CHECK(obs.infer_dynamic_shapes().to_python_strings() ==
           "{'input_ids': {1: torch.export.Dim.DYNAMIC}, 'attention_mask': {1: torch.export.Dim.DYNAMIC}, "
           "'past_key_values': [[{2: torch.export.Dim.DYNAMIC}, {2: torch.export.Dim.DYNAMIC}], [{2: "
           "torch.export.Dim.DYNAMIC}, {2: torch.export.Dim.DYNAMIC}]], 'pixel_values': {0: torch.export.Dim.DYNAMIC}}");

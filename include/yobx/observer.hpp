@@ -259,6 +259,15 @@ public:
         return checked_info().infer_arguments(args_or_kwargs, options);
     }
 
+    /// Arguments torch.export can trace without specializing a dynamic dimension: a call with every
+    /// tensor, each dynamic dimension at least `min_size` (2) and distinct from the others, the
+    /// relations found between them kept (`total = past + seq`); resized tensors are zeros.
+    ///   auto args = observer.infer_export_arguments({.set_batch_dimension_for = true});
+    V infer_export_arguments(const ExportArgumentsOptions& options = {}) {
+        std::lock_guard lock(state_->mutex);
+        return checked_info().infer_export_arguments(options);
+    }
+
     /// Drops arguments (by name or position) from every recorded call.
     ///   observer.remove_inputs({"pixel_values"});
     void remove_inputs(const std::vector<ArgRef>& inputs) {

@@ -584,7 +584,8 @@ public:
         const json::Node doc = json::Parser(text, "TreeSpec.from_json").parse();
         if (doc.kind != json::Node::Kind::object) fail("$", "expected an object, got " + std::string(json::kind_name(doc.kind)));
         only(doc, "$", {"yobx_treespec", "root"});
-        const json::Node& version = need(doc, "$", "yobx_treespec", json::Node::Kind::integer);
+        const std::string top = "$";  // a named path: need() returns into doc, never into a temporary
+        const json::Node& version = need(doc, top, "yobx_treespec", json::Node::Kind::integer);
         if (version.integer != 1)
             fail("$.yobx_treespec", "unsupported format version " + std::to_string(version.integer) +
                                         " (this yobx reads version 1)");

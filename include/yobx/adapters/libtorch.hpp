@@ -21,9 +21,12 @@
 #include <ATen/core/function_schema.h>
 #include <ATen/core/ivalue.h>
 #include <c10/util/Exception.h>
+#include <caffe2/serialize/inline_container.h>
 #include <torch/csrc/jit/api/module.h>
 #include <torch/csrc/jit/serialization/pickle.h>
+#include <torch/csrc/jit/serialization/pickler.h>
 #include <torch/library.h>
+#include <torch/version.h>
 
 #include <algorithm>
 #include <cstddef>
@@ -177,22 +180,25 @@ inline TValue from_ivalue(const c10::IValue& v) {
                      "GenericDict with str keys)");
 }
 
-/// Value<at::Tensor> -> c10::IValue, the inverse of from_ivalue. A list's or
-/// dict's element type is the unified type of its items (List[Tensor] for a
-/// list of tensors), so TorchScript accepts it where it declares one. A
-/// registered node (Kind::custom) throws type_error unless `custom` is
-/// CustomNodes::as_lists.
-inline c10::IValue to_ivalue(const TValue& v, CustomNodes custom = CustomNodes::error) {
+namespace detail {
+
+// to_ivalue, with the element types of lists and dicts unified (`typed`: List[Tensor], as TorchScript
+// declares them) or Any (what save_value pickles: a typed list or dict pickles with
+// torch.jit._pickle globals, which torch.load's weights_only unpickler refuses).
+inline c10::IValue to_ivalue(const TValue& v, CustomNodes custom, bool typed) {
     using K = TValue::Kind;
     const auto items_of = [&](const TValue::List& list) {
         std::vector<c10::IValue> out;
         out.reserve(list.size());
-        for (const auto& i : list) out.push_back(to_ivalue(i, custom));
+        for (const auto& i : list) out.push_back(to_ivalue(i, custom, typed));
         return out;
+    };
+    const auto type_of = [&](const std::vector<c10::IValue>& items) {
+        return typed ? detail::element_type(items) : c10::AnyType::get();
     };
     const auto list_of = [&](const TValue::List& list) {
         std::vector<c10::IValue> items = items_of(list);
-        c10::impl::GenericList out(detail::element_type(items));
+        c10::impl::GenericList out(type_of(items));
         out.reserve(items.size());
         for (auto& i : items) out.push_back(std::move(i));
         return c10::IValue(std::move(out));
@@ -211,9 +217,9 @@ inline c10::IValue to_ivalue(const TValue& v, CustomNodes custom = CustomNodes::
             std::vector<c10::IValue> values;
             for (const auto& [k, x] : v.dict()) {
                 keys.push_back(k);
-                values.push_back(to_ivalue(x, custom));
+                values.push_back(to_ivalue(x, custom, typed));
             }
-            c10::impl::GenericDict d(c10::StringType::get(), detail::element_type(values));
+            c10::impl::GenericDict d(c10::StringType::get(), type_of(values));
             for (std::size_t i = 0; i < keys.size(); ++i) d.insert(keys[i], std::move(values[i]));
             return c10::IValue(std::move(d));
         }
@@ -226,6 +232,17 @@ inline c10::IValue to_ivalue(const TValue& v, CustomNodes custom = CustomNodes::
         }
     }
     throw type_error("to_ivalue: unknown Value kind");
+}
+
+}  // namespace detail
+
+/// Value<at::Tensor> -> c10::IValue, the inverse of from_ivalue. A list's or
+/// dict's element type is the unified type of its items (List[Tensor] for a
+/// list of tensors), so TorchScript accepts it where it declares one. A
+/// registered node (Kind::custom) throws type_error unless `custom` is
+/// CustomNodes::as_lists.
+inline c10::IValue to_ivalue(const TValue& v, CustomNodes custom = CustomNodes::error) {
+    return detail::to_ivalue(v, custom, /*typed=*/true);
 }
 
 }  // namespace libtorch
@@ -321,11 +338,41 @@ inline auto wrap_forward(InputObserver<at::Tensor>& observer, torch::jit::Module
     };
 }
 
-/// Writes a Value with torch::pickle_save, in the format Python's torch.load
-/// reads (registered nodes as lists of their children).
-///   save_value(observer.infer_arguments(), "args.pt");
+/// The bytes of a torch.save file holding `v` (registered nodes as lists of their children), which
+/// Python's torch.load reads, with torch 2.6's default weights_only=True too: lists and dicts are
+/// pickled untagged (torch::pickle_save tags them with torch.jit._pickle.restore_type_tag, a global
+/// the weights_only unpickler refuses), tensors as torch.save writes them.
+///   std::vector<char> bytes = pickle_value(observer.infer_arguments());
+inline std::vector<char> pickle_value(const TValue& v) {
+    std::vector<char> pickle;
+    torch::jit::Pickler pickler([&](const char* p, std::size_t n) { pickle.insert(pickle.end(), p, p + n); },
+                                /*tensor_table=*/nullptr, /*type_renamer=*/nullptr, /*memoized_class_types=*/nullptr,
+                                /*get_tensor_id=*/nullptr, /*tag_aggregates=*/false);
+    pickler.protocol();
+    pickler.pushIValue(detail::to_ivalue(v, CustomNodes::as_lists, /*typed=*/false));
+    pickler.stop();
+    std::vector<char> out;
+    caffe2::serialize::PyTorchStreamWriter writer([&](const void* p, std::size_t n) {
+        const char* bytes = static_cast<const char*>(p);
+        out.insert(out.end(), bytes, bytes + n);
+        return n;
+    });
+    // The layout of torch::pickle_save: the storages as data/<i>, the pickle as data.pkl.
+    const std::vector<at::Tensor>& tensors = pickler.tensorData();
+    for (std::size_t i = 0; i < tensors.size(); ++i) {
+        const torch::jit::WriteableTensorData data = torch::jit::getWriteableTensorData(tensors[i]);
+        writer.writeRecord("data/" + std::to_string(i), data.data(), data.sizeInBytes());
+    }
+    writer.writeRecord("data.pkl", pickle.data(), pickle.size());
+    writer.writeEndOfFile();
+    return out;
+}
+
+/// Writes a Value as pickle_value does, to a file Python reads with torch.load (no
+/// weights_only=False needed on torch >= 2.6):
+///   save_value(observer.infer_arguments(), "args.pt");   // Python: torch.load("args.pt")
 inline void save_value(const TValue& v, const std::string& path) {
-    const std::vector<char> bytes = torch::jit::pickle_save(to_ivalue(v, CustomNodes::as_lists));
+    const std::vector<char> bytes = pickle_value(v);
     std::ofstream out(path, std::ios::binary);
     if (!out) throw runtime_error("save_value: cannot open '" + path + "' for writing");
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
@@ -369,15 +416,40 @@ struct KVCache {
 
 namespace detail {
 
-// Drops the dispatcher's "Overriding a previously registered kernel" warning
-// (the override is the point of a kernel patch) and forwards the others.
+// LibTorch 2.x moved the warning handler to c10::WarningUtils, and its process() takes the Warning.
+#if TORCH_VERSION_MAJOR >= 2
+using WarningHandlerGuard = c10::WarningUtils::WarningHandlerGuard;
+inline c10::WarningHandler* current_warning_handler() { return c10::WarningUtils::get_warning_handler(); }
+#else
+using WarningHandlerGuard = c10::Warning::WarningHandlerGuard;
+inline c10::WarningHandler* current_warning_handler() { return c10::Warning::get_warning_handler(); }
+#endif
+
+// Whether a dispatcher message is its override warning: "Overriding a previously registered kernel"
+// at the start (LibTorch 1.x), or after 2.x's warn-once preamble ("Warning only once for all
+// operators,  other operators may also be overridden.\n  Overriding ...").
+inline bool is_override_warning(std::string_view msg) {
+    constexpr std::string_view text = "Overriding a previously registered kernel";
+    const auto at = msg.find(text);
+    return at == 0 || (at != std::string_view::npos && msg.starts_with("Warning only once for all operators"));
+}
+
+// Drops the dispatcher's override warning (the override is the point of a kernel patch) and
+// forwards the others.
 class OverrideWarningFilter : public c10::WarningHandler {
 public:
     explicit OverrideWarningFilter(c10::WarningHandler* next) : next_(next) {}
+#if TORCH_VERSION_MAJOR >= 2
+    void process(const c10::Warning& warning) override {
+        if (is_override_warning(warning.msg())) return;
+        next_->process(warning);
+    }
+#else
     void process(const c10::SourceLocation& where, const std::string& msg, const bool verbatim) override {
-        if (msg.rfind("Overriding a previously registered kernel", 0) == 0) return;
+        if (is_override_warning(msg)) return;
         next_->process(where, msg, verbatim);
     }
+#endif
 
 private:
     c10::WarningHandler* next_;
@@ -417,8 +489,8 @@ PatchInfo kernel_patch(const std::string& op, c10::DispatchKey key, Kernel kerne
     PatchInfo p(
         std::move(name), target, "libtorch",
         [library, ns, rest, key, kernel, op, where] {
-            detail::OverrideWarningFilter filter(c10::Warning::get_warning_handler());
-            c10::Warning::WarningHandlerGuard guard(&filter);
+            detail::OverrideWarningFilter filter(detail::current_warning_handler());
+            detail::WarningHandlerGuard guard(&filter);
             try {
                 library->emplace(torch::Library::IMPL, ns, key, where.file_name(), where.line());
                 (*library)->impl(rest.c_str(), kernel);

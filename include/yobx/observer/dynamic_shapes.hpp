@@ -3,8 +3,10 @@
 // DynamicShapes mirrors the arguments of the observed function: a tensor
 // becomes the map of its dynamic axes (axis -> a label, or Dim.DYNAMIC), a
 // constant becomes None, and tuples, lists and dicts keep their form. It prints
-// as the exact Python literal torch.export.export(..., dynamic_shapes=...)
-// takes, and as JSON for tools.
+// as a Python literal the real torch.export.export(..., dynamic_shapes=...)
+// accepts (every dynamic axis torch.export.Dim.DYNAMIC, the labels as
+// comments), as the seed's literal with the labels as strings (for tools that
+// take strings; torch.export refuses it), and as JSON for tools.
 #pragma once
 
 #include <yobx/detail/json.hpp>
@@ -13,6 +15,7 @@
 #include <yobx/observer/relations.hpp>
 #include <yobx/ordered_dict.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <concepts>
 #include <cstdint>
@@ -34,12 +37,17 @@ struct DynamicDim {
     friend bool operator==(const DynamicDim&, const DynamicDim&) = default;
 };
 
-/// What torch.export.Dim objects the Python form defines: every label, the
+/// What the Python form defines before the literal: one name per label, the
 /// relations found between them, and user bounds (label -> [min, max]).
+/// `named`: torch.export.Dim objects and derived Dims (`d = base + 1`), which
+/// torch.export refuses as soon as the model guards on them; otherwise each
+/// label is torch.export.Dim.DYNAMIC (a label with bounds a Dim with min and
+/// max) and every relation a comment.
 struct DimDefinitions {
     std::vector<std::string> labels;  // in order of first appearance
     std::vector<DimRelation> relations;
     std::map<std::string, std::pair<std::int64_t, std::int64_t>> bounds;  // DimBounds
+    bool named = false;
     friend bool operator==(const DimDefinitions&, const DimDefinitions&) = default;
 };
 
@@ -56,8 +64,9 @@ inline std::string python_identifier(std::string_view label) {
 }  // namespace detail
 
 /// A tree of dynamic shapes:
-///   auto ds = observer.infer_dynamic_shapes();
-///   ds.to_python() == "{'input_ids': {0: 'batch_size', 1: 'sequence_length'}, 'use_cache': None}"
+///   auto ds = observer.infer_dynamic_shapes({.dim_names = true});
+///   ds.to_python_strings() == "{'input_ids': {0: 'batch_size', 1: 'sequence_length'}, 'use_cache': None}"
+///   ds.to_python()  // what torch.export takes: {0: torch.export.Dim.DYNAMIC, ...}, labels as comments
 ///   ds["input_ids"].dims()[1].label == "sequence_length"
 class DynamicShapes {
 public:
@@ -129,18 +138,40 @@ public:
     }
     const DynamicShapes& operator[](const char* key) const { return (*this)[std::string_view(key)]; }
 
-    /// The Python literal, as repr() prints it:
-    /// `{'x': {0: 'batch', 1: torch.export.Dim.DYNAMIC}, 'flag': None}`, `({},)`, `[{2: 'past'}]`.
-    /// With Dim definitions (infer_dynamic_shapes with derived_dims), Python code instead: one
-    /// torch.export.Dim per label, derived ones as `d = base + 1` or `d = 2*base`, a comment for
-    /// each relation torch.export cannot express, then `dynamic_shapes = {...}` using the Dims.
+    /// The Python literal the real torch.export.export (torch 2.x) accepts as printed. Every
+    /// dynamic axis is torch.export.Dim.DYNAMIC: torch.export refuses label strings, and a named
+    /// torch.export.Dim as soon as the model guards on it (a convolution's `(H - 1)//2 % 2`).
+    /// Without labels it is one line, as repr() prints it: `({0: torch.export.Dim.DYNAMIC}, {})`.
+    /// With labels, one line per argument, each after a comment with its labels:
+    ///   {
+    ///       # input_ids: {0: batch_size, 1: sequence_length}
+    ///       'input_ids': {0: torch.export.Dim.DYNAMIC, 1: torch.export.Dim.DYNAMIC},
+    ///   }
+    /// With Dim definitions (infer_dynamic_shapes with derived_dims), Python code instead: one name
+    /// per label (torch.export.Dim.DYNAMIC, or torch.export.Dim objects with named_dims or bounds),
+    /// the relations (derived Dims with named_dims, comments otherwise), then `dynamic_shapes = {...}`
+    /// using the names.
     std::string to_python() const {
         std::string s;
         if (definitions_) {
             print_definitions(s);
             s += "dynamic_shapes = ";
+            print_python(s, Form::names);
+        } else if (has_label()) {
+            print_commented(s);
+        } else {
+            print_python(s, Form::strings);
         }
-        print_python(s);
+        return s;
+    }
+
+    /// The seed's literal, as Python's repr() prints it, labels as strings:
+    /// `{'x': {0: 'batch', 1: torch.export.Dim.DYNAMIC}, 'flag': None}`, `({},)`, `[{2: 'past'}]`.
+    /// For tools that name dimensions with strings (ONNX dim_params); torch.export (2.6) refuses
+    /// it ("expected None, an int, a Dim, Dim.AUTO, Dim.STATIC, or Dim.DYNAMIC").
+    std::string to_python_strings() const {
+        std::string s;
+        print_python(s, Form::strings);
         return s;
     }
 
@@ -164,14 +195,25 @@ private:
     DynamicShapes(Kind k, std::vector<DynamicShapes> items) : kind_(k), items_(std::move(items)) {}
 
     [[noreturn]] void wrong(std::string_view expected) const {
-        throw type_error("DynamicShapes: expected " + std::string(expected) + ", got " + to_python());
+        throw type_error("DynamicShapes: expected " + std::string(expected) + ", got " + to_python_strings());
     }
     void expect(Kind k, std::string_view what) const {
         if (kind_ != k) wrong(what);
     }
 
-    void print_python(std::string& s, bool as_dims = false) const {
-        as_dims = as_dims || definitions_.has_value();
+    // strings: labels as quoted strings (the seed); names: labels as Python names (with definitions);
+    // dynamic: every axis torch.export.Dim.DYNAMIC.
+    enum class Form { strings, names, dynamic };
+
+    bool has_label() const {
+        if (kind_ == Kind::tensor)
+            return std::any_of(dims_.begin(), dims_.end(), [](const DynamicDim& d) { return d.label.has_value(); });
+        if (kind_ == Kind::dict)
+            return std::any_of(dict_.begin(), dict_.end(), [](const auto& kv) { return kv.second.has_label(); });
+        return std::any_of(items_.begin(), items_.end(), [](const DynamicShapes& d) { return d.has_label(); });
+    }
+
+    void print_python(std::string& s, Form form) const {
         switch (kind_) {
             case Kind::none: s += "None"; return;
             case Kind::tensor: {
@@ -179,8 +221,8 @@ private:
                 for (std::size_t i = 0; i < dims_.size(); ++i) {
                     if (i) s += ", ";
                     s += std::to_string(dims_[i].axis) + ": ";
-                    if (!dims_[i].label) s += "torch.export.Dim.DYNAMIC";
-                    else s += as_dims ? detail::python_identifier(*dims_[i].label) : detail::repr_string(*dims_[i].label);
+                    if (!dims_[i].label || form == Form::dynamic) s += "torch.export.Dim.DYNAMIC";
+                    else s += form == Form::names ? detail::python_identifier(*dims_[i].label) : detail::repr_string(*dims_[i].label);
                 }
                 s += '}';
                 return;
@@ -190,7 +232,7 @@ private:
                 s += kind_ == Kind::tuple ? '(' : '[';
                 for (std::size_t i = 0; i < items_.size(); ++i) {
                     if (i) s += ", ";
-                    items_[i].print_python(s, as_dims);
+                    items_[i].print_python(s, form);
                 }
                 if (kind_ == Kind::tuple && items_.size() == 1) s += ',';
                 s += kind_ == Kind::tuple ? ')' : ']';
@@ -203,7 +245,7 @@ private:
                     if (!first) s += ", ";
                     first = false;
                     s += detail::repr_string(k) + ": ";
-                    v.print_python(s, as_dims);
+                    v.print_python(s, form);
                 }
                 s += '}';
                 return;
@@ -211,15 +253,78 @@ private:
         }
     }
 
+    // The labels of one entry for its comment: `{0: batch_size, 1: sequence_length}` for a tensor,
+    // `each tensor {...}` for a container whose tensors all have the same, the seed's form otherwise.
+    std::string label_comment() const {
+        const auto tensor_text = [](const std::vector<DynamicDim>& dims) {
+            std::string t = "{";
+            for (std::size_t i = 0; i < dims.size(); ++i)
+                t += (i ? ", " : "") + std::to_string(dims[i].axis) + ": " + (dims[i].label ? *dims[i].label : "DYNAMIC");
+            return t + "}";
+        };
+        if (kind_ == Kind::tensor) return tensor_text(dims_);
+        std::vector<const DynamicShapes*> tensors;
+        bool plain = true;  // only tensors below
+        const auto walk = [&](const auto& self, const DynamicShapes& d) -> void {
+            switch (d.kind_) {
+                case Kind::tensor: tensors.push_back(&d); return;
+                case Kind::none: plain = false; return;
+                case Kind::dict:
+                    for (const auto& kv : d.dict_) self(self, kv.second);
+                    return;
+                default:
+                    for (const auto& x : d.items_) self(self, x);
+                    return;
+            }
+        };
+        walk(walk, *this);
+        if (plain && !tensors.empty() &&
+            std::all_of(tensors.begin(), tensors.end(), [&](const DynamicShapes* t) { return t->dims_ == tensors[0]->dims_; }))
+            return "each tensor " + tensor_text(tensors[0]->dims_);
+        std::string t;
+        print_python(t, Form::strings);
+        return t;
+    }
+
+    // One entry per line, each after a comment with its labels; the closing bracket on a line of its
+    // own, so that the literal can be followed by `)` in a call.
+    void print_commented(std::string& s) const {
+        const auto entry = [&](std::string comment_name, const DynamicShapes& v, std::string key) {
+            if (v.has_label()) s += "    # " + comment_name + ": " + v.label_comment() + "\n";
+            s += "    " + key;
+            v.print_python(s, Form::dynamic);
+            s += ",\n";
+        };
+        if (kind_ == Kind::dict) {
+            s += "{\n";
+            for (const auto& [k, v] : dict_) entry(k, v, detail::repr_string(k) + ": ");
+            s += "}";
+        } else if (kind_ == Kind::tuple || kind_ == Kind::list) {
+            s += kind_ == Kind::tuple ? "(\n" : "[\n";
+            for (std::size_t i = 0; i < items_.size(); ++i) entry("argument " + std::to_string(i), items_[i], "");
+            s += kind_ == Kind::tuple ? ")" : "]";
+        } else {
+            s += "# " + label_comment() + "\n";
+            print_python(s, Form::dynamic);
+        }
+    }
+
     void print_definitions(std::string& s) const {
         const DimDefinitions& d = *definitions_;
-        std::map<std::string, const DimRelation*> derived;  // by torch.export expressions
-        for (const auto& r : d.relations)
-            if (r.torch_expressible()) derived[r.dim] = &r;
+        std::map<std::string, const DimRelation*> derived;  // written as derived Dims
+        if (d.named)
+            for (const auto& r : d.relations)
+                if (r.torch_expressible()) derived[r.dim] = &r;
         for (const auto& label : d.labels) {
             if (derived.contains(label)) continue;
-            s += detail::python_identifier(label) + " = torch.export.Dim(" + detail::repr_string(label);
-            if (auto b = d.bounds.find(label); b != d.bounds.end())
+            s += detail::python_identifier(label) + " = ";
+            const auto b = d.bounds.find(label);
+            if (!d.named && b == d.bounds.end()) {
+                s += "torch.export.Dim.DYNAMIC\n";
+                continue;
+            }
+            s += "torch.export.Dim(" + detail::repr_string(label);
+            if (b != d.bounds.end())
                 s += ", min=" + std::to_string(b->second.first) + ", max=" + std::to_string(b->second.second);
             s += ")\n";
         }
@@ -227,9 +332,18 @@ private:
             DimRelation named = r;  // the relation over the Python names
             named.dim = detail::python_identifier(r.dim);
             named.base = detail::python_identifier(r.base);
+            named.other = r.other.empty() ? r.other : detail::python_identifier(r.other);
             switch (r.kind) {
-                case RelationKind::offset: s += named.to_string() + "\n"; break;
-                case RelationKind::scale: s += named.dim + " = " + std::to_string(r.constant) + " * " + named.base + "\n"; break;
+                case RelationKind::offset:
+                case RelationKind::scale:
+                    if (d.named) {
+                        s += r.kind == RelationKind::offset
+                                 ? named.to_string() + "\n"
+                                 : named.dim + " = " + std::to_string(r.constant) + " * " + named.base + "\n";
+                    } else {
+                        s += "# " + r.to_string() + " (holds in every observed call; torch.export finds it from the model)\n";
+                    }
+                    break;
                 case RelationKind::sum:
                     s += "# " + r.to_string() + " (torch.export cannot express a sum of two dimensions)\n";
                     break;

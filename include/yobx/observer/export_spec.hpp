@@ -124,6 +124,8 @@ public:
         std::string s = "{\"yobx_export_spec\": 1, \"num_calls\": " + std::to_string(num_calls) +
                         ", \"dynamic_shapes\": " + dynamic_shapes.to_json() + ", \"derived_dims\": ";
         s += dynamic_shapes.definitions() ? "true" : "false";
+        s += ", \"named_dims\": ";
+        s += dynamic_shapes.definitions() && dynamic_shapes.definitions()->named ? "true" : "false";
         s += ", \"inputs\": [";
         for (std::size_t i = 0; i < inputs.size(); ++i) {
             const InputSpec& in = inputs[i];
@@ -189,14 +191,17 @@ public:
         using detail::json::Node;
         const Node doc = detail::json::Parser(text, "ExportSpec.from_json").parse();
         Reader rd;
-        rd.object(doc, "$");
-        const Node& version = rd.need(doc, "$", "yobx_export_spec", Node::Kind::integer);
+        const std::string top = "$";  // a named path: g++ 14 takes a reference bound to a temporary path for dangling
+        rd.object(doc, top);
+        const Node& version = rd.need(doc, top, "yobx_export_spec", Node::Kind::integer);
         if (version.integer != 1)
             rd.fail("$.yobx_export_spec", "unsupported version " + std::to_string(version.integer) + ", expected 1");
         ExportSpec spec;
         spec.num_calls = static_cast<std::size_t>(rd.non_negative(rd.need(doc, "$", "num_calls", Node::Kind::integer), "$.num_calls"));
         spec.dynamic_shapes = rd.shapes(rd.need_any(doc, "$", "dynamic_shapes"), "$.dynamic_shapes");
         const bool derived = rd.need(doc, "$", "derived_dims", Node::Kind::boolean).boolean;
+        // named_dims came later: a spec written without it has none.
+        const bool named = doc.find("named_dims") && rd.need(doc, "$", "named_dims", Node::Kind::boolean).boolean;
         rd.each_object(rd.need(doc, "$", "inputs", Node::Kind::array), "$.inputs", [&](const Node& n, const std::string& at) {
             InputSpec in;
             in.name = rd.need(n, at, "name", Node::Kind::string).string;
@@ -235,20 +240,20 @@ public:
         });
         spec.relations = rd.relations(rd.need(doc, "$", "relations", Node::Kind::array), "$.relations");
         spec.hints = rd.relations(rd.need(doc, "$", "hints", Node::Kind::array), "$.hints");
-        const Node& constants = rd.need(doc, "$", "constants", Node::Kind::object);
+        const Node& constants = rd.need(doc, top, "constants", Node::Kind::object);
         for (std::size_t i = 0; i < constants.keys.size(); ++i) {
             const std::string at = "$.constants." + constants.keys[i];
             if (constants.array[i].kind != Node::Kind::string) rd.wrong(at, "a string", constants.array[i]);
             spec.constants.insert_or_assign(constants.keys[i], constants.array[i].string);
         }
-        const Node& filled = rd.need(doc, "$", "filled", Node::Kind::object);
+        const Node& filled = rd.need(doc, top, "filled", Node::Kind::object);
         for (std::size_t i = 0; i < filled.keys.size(); ++i) {
             std::vector<std::size_t> calls;
             for (auto c : rd.ints(filled.array[i], "$.filled." + filled.keys[i]))
                 calls.push_back(static_cast<std::size_t>(rd.non_negative_value(c, "$.filled." + filled.keys[i])));
             spec.filled.insert_or_assign(filled.keys[i], std::move(calls));
         }
-        const Node& warnings = rd.need(doc, "$", "warnings", Node::Kind::array);
+        const Node& warnings = rd.need(doc, top, "warnings", Node::Kind::array);
         for (std::size_t i = 0; i < warnings.array.size(); ++i) {
             if (warnings.array[i].kind != Node::Kind::string)
                 rd.wrong("$.warnings[" + std::to_string(i) + "]", "a string", warnings.array[i]);
@@ -261,6 +266,7 @@ public:
                 if (r.user_bounds) d.bounds[r.label] = {r.min, r.max};
             }
             d.relations = spec.relations;
+            d.named = named;
             spec.dynamic_shapes.set_definitions(std::move(d));
         }
         return spec;

@@ -306,12 +306,13 @@ public:
         const auto series = dim_series(dims, labels, /*assumed=*/true);
         check_bounds(options.bounds, series);
         return with_definitions(mirror_best(dims, labels), series, find_relations(series, options.relations).relations,
-                                options.bounds);
+                                options);
     }
 
 
     /// Phase 4: the export arguments from the first call with the best candidate's argument counts,
-    /// every absent tensor filled (zeros of the observed shape, or empty along its largest dynamic axis).
+    /// every absent tensor filled (see fill_absent: sized from the call's own dimensions where a label
+    /// or a relation ties them, empty along its largest other dynamic axis).
     V infer_arguments(const ArgumentsOptions& options = {}) {
         align_inputs_none_values();
         const InputCandidate<T>& best = inputs_[best_];
@@ -319,6 +320,82 @@ public:
             if (c.args().size() == best.args().size() && c.kwargs().size() == best.kwargs().size())
                 return build_arguments(c.aligned_flat_list(), options);
         return build_arguments(best.aligned_flat_list(), options);
+    }
+
+    /// Arguments torch.export can trace without specializing: the first call with every tensor (or
+    /// the best candidate, filled), each dynamic dimension set to at least options.min_size and to a
+    /// size no other dynamic dimension has (torch gives equal sizes one symbol), the relations found
+    /// between labels kept (total_sequence_length = past_sequence_length + sequence_length). A derived
+    /// dimension also gets a size no observed call had: torch 2.6's exported module, given an input
+    /// whose derived dimension equals the size it was exported with, specializes on it and refuses
+    /// other sizes afterwards (docs/observer.md). A tensor whose shape changes is zeros of its new
+    /// shape (its dtype and device kept), the others copies.
+    V infer_export_arguments(const ExportArgumentsOptions& options = {}) {
+        align_inputs_none_values();
+        if (options.min_size < 0)
+            throw value_error("infer_export_arguments: min_size must be non-negative, got " + std::to_string(options.min_size));
+        std::size_t base = best_;
+        for (std::size_t c = 0; c < inputs_.size(); ++c) {
+            const auto& flat = inputs_[c].aligned_flat_list();
+            if (std::all_of(flat.begin(), flat.end(), [](const auto& t) { return t.has_value(); })) {
+                base = c;
+                break;
+            }
+        }
+        std::vector<std::optional<T>> aligned = inputs_[base].aligned_flat_list();
+        const Ties ties = tie_labels(options.set_batch_dimension_for);
+        fill_absent(aligned, ties);
+        // The base call's size of each label, then sizes that keep the relations.
+        std::map<std::string, std::int64_t> size = label_sizes(aligned, ties);
+        std::set<std::string> derived;
+        for (const auto& r : ties.relations) derived.insert(r.dim);
+        const auto derive = [&] { derive_sizes(ties.relations, size, /*overwrite=*/true); };
+        // Free labels: at least min_size and distinct; derived ones follow. A derived size too small or
+        // equal to another grows its base, a bounded number of times.
+        const auto spread = [&] {
+            std::set<std::int64_t> used;
+            for (const auto& label : ties.order) {
+                if (derived.contains(label) || !size.contains(label)) continue;
+                std::int64_t& v = size[label];
+                v = std::max(v, options.min_size);
+                while (used.contains(v)) ++v;
+                used.insert(v);
+            }
+        };
+        spread();
+        derive();
+        for (int round = 0; round < 256; ++round) {
+            const DimRelation* bad = nullptr;
+            for (const auto& r : ties.relations) {
+                const auto d = size.find(r.dim);
+                if (d == size.end()) continue;
+                const bool clash = std::any_of(size.begin(), size.end(),
+                                               [&](const auto& kv) { return kv.first != r.dim && kv.second == d->second; });
+                const auto seen = ties.observed.find(r.dim);
+                const bool observed = seen != ties.observed.end() && seen->second.contains(d->second);
+                if (d->second < options.min_size || clash || observed) {
+                    bad = &r;
+                    break;
+                }
+            }
+            if (!bad) break;
+            size[bad->base] += bad->kind == RelationKind::floordiv ? bad->constant : 1;
+            spread();
+            derive();
+        }
+        for (std::size_t f = 0; f < aligned.size(); ++f) {
+            std::vector<std::int64_t> shape = shape_of(*aligned[f]);
+            bool changed = false;
+            for (std::size_t i = 0; i < ties.dims[f].size(); ++i) {
+                const auto& label = ties.labels[f][i];
+                const auto axis = static_cast<std::size_t>(ties.dims[f][i]);
+                if (!label || !size.contains(*label) || shape[axis] == size[*label]) continue;
+                shape[axis] = size[*label];
+                changed = true;
+            }
+            if (changed) aligned[f] = tensor_traits<T>::zeros(shape, *aligned[f]);
+        }
+        return pack_arguments(std::move(aligned), {.flat = options.flat, .as_args_kwargs = options.as_args_kwargs});
     }
 
     /// Phase 4 from the stored call `index`.
@@ -441,7 +518,7 @@ public:
         check_bounds(o.bounds, observed);
         Relations rel = find_relations(assumed, o.relations);
         spec.dynamic_shapes = mirror_best(dims, labels);
-        if (o.derived_dims) spec.dynamic_shapes = with_definitions(std::move(spec.dynamic_shapes), assumed, rel.relations, o.bounds);
+        if (o.derived_dims) spec.dynamic_shapes = with_definitions(std::move(spec.dynamic_shapes), assumed, rel.relations, o);
         spec.num_calls = inputs_.size();
         const auto names = flat_names();
         for (std::size_t f = 0; f < dims.size(); ++f) {
@@ -473,9 +550,9 @@ public:
             if (r.zero_or_one)
                 spec.warnings.push_back("dimension " + detail::repr_string(r.label) + " is 0 or 1 in " + std::to_string(small) +
                                         " of " + std::to_string(known) +
-                                        " calls: torch.export specializes sizes 0 and 1, so the exported program may "
-                                        "accept only that size; export from a call where it is at least 2, or use "
-                                        "backed_size_oblivious");
+                                        " calls: torch.export specializes sizes 0 and 1 (with Dim.DYNAMIC it refuses to "
+                                        "export), so export with infer_export_arguments(), where every dynamic "
+                                        "dimension is at least 2");
             spec.ranges.push_back(std::move(r));
         }
         spec.relations = std::move(rel.relations);
@@ -544,11 +621,12 @@ private:
 
     // The dynamic shapes with the torch.export.Dim definitions to_python() writes (derived_dims).
     static DynamicShapes with_definitions(DynamicShapes shapes, const std::vector<DimSeries>& series,
-                                          std::vector<DimRelation> relations, const DimBounds& bounds) {
+                                          std::vector<DimRelation> relations, const DynamicShapesOptions& options) {
         DimDefinitions d;
         for (const auto& x : series) d.labels.push_back(x.label);
         d.relations = std::move(relations);
-        d.bounds = bounds;
+        d.bounds = options.bounds;
+        d.named = options.named_dims;
         shapes.set_definitions(std::move(d));
         return shapes;
     }
@@ -1006,26 +1084,103 @@ private:
         return out;
     }
 
-    V build_arguments(std::vector<std::optional<T>> aligned, const ArgumentsOptions& options) {
-        if (std::any_of(aligned.begin(), aligned.end(), [](const auto& t) { return !t.has_value(); })) {
-            const auto dims = infer_dynamic_dimensions();
-            for (std::size_t f = 0; f < aligned.size(); ++f) {
-                if (aligned[f]) continue;
-                const T* seen = nullptr;
-                for (const auto& c : inputs_)
-                    if (const auto& t = c.aligned_flat_list()[f]) seen = &*t;  // the last one, as the seed does
-                if (!seen) throw runtime_error("There is no tensor at position " + std::to_string(f) + " in any flattened inputs.");
-                std::vector<std::int64_t> shape = shape_of(*seen);
-                if (detail::numel(*seen) == 0) {
-                    aligned[f] = *seen;
-                } else if (dims[f].empty()) {
-                    aligned[f] = tensor_traits<T>::zeros(shape, *seen);
-                } else {
-                    shape[static_cast<std::size_t>(*std::max_element(dims[f].begin(), dims[f].end()))] = 0;
-                    aligned[f] = tensor_traits<T>::empty(shape, *seen);
-                }
+    // What ties the dimensions of one call together: the dynamic axes, their automatic labels (equal
+    // observed sizes share one) and the relations found between the labels; labels in order of
+    // first appearance.
+    struct Ties {
+        std::vector<std::vector<std::int64_t>> dims;
+        std::vector<std::vector<std::optional<std::string>>> labels;
+        std::vector<DimRelation> relations;
+        std::vector<std::string> order;
+        std::map<std::string, std::set<std::int64_t>> observed;  // the sizes each label took
+    };
+
+    Ties tie_labels(const BatchDimensionFor& batch = {}) {
+        Ties t;
+        t.dims = infer_dynamic_dimensions(batch);
+        t.labels = label_dims(t.dims, DimNames::automatic());
+        const auto series = dim_series(t.dims, t.labels, /*assumed=*/true);
+        for (const auto& x : series) {
+            t.order.push_back(x.label);
+            for (std::size_t c = 0; c < x.values.size(); ++c)
+                if (x.values[c] && !x.is_imputed(c)) t.observed[x.label].insert(*x.values[c]);
+        }
+        t.relations = find_relations(series).relations;
+        return t;
+    }
+
+    // The size of each label in one call, from its tensors (the first that has it), then from the
+    // relations whose terms are known.
+    static std::map<std::string, std::int64_t> label_sizes(const std::vector<std::optional<T>>& aligned, const Ties& ties) {
+        std::map<std::string, std::int64_t> size;
+        for (std::size_t f = 0; f < aligned.size(); ++f) {
+            if (!aligned[f]) continue;
+            const std::vector<std::int64_t> shape = shape_of(*aligned[f]);
+            for (std::size_t i = 0; i < ties.dims[f].size(); ++i)
+                if (ties.labels[f][i] && static_cast<std::size_t>(ties.dims[f][i]) < shape.size())
+                    size.try_emplace(*ties.labels[f][i], shape[static_cast<std::size_t>(ties.dims[f][i])]);
+        }
+        derive_sizes(ties.relations, size, /*overwrite=*/false);
+        return size;
+    }
+
+    // The sizes the relations give their derived labels, where their terms have sizes (`overwrite`:
+    // also where the derived label has one already).
+    static void derive_sizes(const std::vector<DimRelation>& relations, std::map<std::string, std::int64_t>& size,
+                             bool overwrite) {
+        for (const auto& r : relations) {
+            if (!overwrite && size.contains(r.dim)) continue;
+            const auto b = size.find(r.base);
+            if (b == size.end()) continue;
+            switch (r.kind) {
+                case RelationKind::offset: size[r.dim] = b->second + r.constant; break;
+                case RelationKind::scale: size[r.dim] = b->second * r.constant; break;
+                case RelationKind::floordiv: size[r.dim] = detail::floor_div(b->second, r.constant); break;
+                case RelationKind::sum:
+                    if (const auto o = size.find(r.other); o != size.end()) size[r.dim] = b->second + o->second;
+                    break;
             }
         }
+    }
+
+    // Fills each absent tensor of one call. Its shape is the last recorded one; a dynamic axis whose
+    // label (or a relation) has a size in this call takes that size. When every dynamic axis is so
+    // tied, it is zeros of that shape; otherwise it is empty along its largest untied dynamic axis
+    // (a cache absent from the prefill call holds 0 tokens). With no dynamic axis: zeros of the
+    // recorded shape; a recorded tensor with no element is reused.
+    void fill_absent(std::vector<std::optional<T>>& aligned, const Ties& ties) const {
+        if (std::all_of(aligned.begin(), aligned.end(), [](const auto& t) { return t.has_value(); })) return;
+        const std::map<std::string, std::int64_t> size = label_sizes(aligned, ties);
+        for (std::size_t f = 0; f < aligned.size(); ++f) {
+            if (aligned[f]) continue;
+            const T* seen = nullptr;
+            for (const auto& c : inputs_)
+                if (const auto& t = c.aligned_flat_list()[f]) seen = &*t;  // the last one, as the seed does
+            if (!seen) throw runtime_error("There is no tensor at position " + std::to_string(f) + " in any flattened inputs.");
+            std::vector<std::int64_t> shape = shape_of(*seen);
+            if (detail::numel(*seen) == 0) {
+                aligned[f] = *seen;
+                continue;
+            }
+            std::optional<std::size_t> untied;
+            for (std::size_t i = 0; i < ties.dims[f].size(); ++i) {
+                const auto axis = static_cast<std::size_t>(ties.dims[f][i]);
+                const auto& label = ties.labels[f][i];
+                if (const auto it = label ? size.find(*label) : size.end(); it != size.end()) shape[axis] = it->second;
+                else untied = axis;  // the largest so far
+            }
+            if (untied) shape[*untied] = 0;
+            aligned[f] = untied ? tensor_traits<T>::empty(shape, *seen) : tensor_traits<T>::zeros(shape, *seen);
+        }
+    }
+
+    V build_arguments(std::vector<std::optional<T>> aligned, const ArgumentsOptions& options) {
+        fill_absent(aligned, tie_labels());
+        return pack_arguments(std::move(aligned), options);
+    }
+
+    // The filled flat list in the form of the best candidate's arguments.
+    V pack_arguments(std::vector<std::optional<T>> aligned, const ArgumentsOptions& options) const {
         std::vector<T> flat;
         flat.reserve(aligned.size());
         for (auto& t : aligned) flat.push_back(std::move(*t));

@@ -93,19 +93,34 @@ using DimBounds = std::map<std::string, std::pair<std::int64_t, std::int64_t>>;
 
 /// Options of infer_dynamic_shapes. derived_dims finds relations between the
 /// labelled dimensions (find_relations, with `relations`) and makes to_python()
-/// define torch.export.Dim objects (automatic labels when dim_names is not set);
-/// `bounds` gives those Dims a min and max.
+/// define one name per label (automatic labels when dim_names is not set), each
+/// torch.export.Dim.DYNAMIC, with the relations as comments. `bounds` makes a
+/// label a torch.export.Dim with that min and max. named_dims makes every label
+/// a torch.export.Dim and the relations torch.export can express derived Dims
+/// (`total = past + 1`): torch.export refuses those as soon as the model
+/// guards on them, so use it only for models known to take any size.
 struct DynamicShapesOptions {
     BatchDimensionFor set_batch_dimension_for{};
     DimNames dim_names{};
     bool derived_dims = false;
     RelationOptions relations{};
     DimBounds bounds{};
+    bool named_dims = false;
 };
 
 /// Options of infer_arguments: flat returns the list of tensors; as_args_kwargs
 /// always returns the pair (args, kwargs).
 struct ArgumentsOptions {
+    bool flat = false;
+    bool as_args_kwargs = false;
+};
+
+/// Options of infer_export_arguments: which inputs have a dynamic batch axis (as given to
+/// infer_dynamic_shapes), the smallest size of a dynamic dimension (torch.export specializes 0
+/// and 1), and the form of the result, as in ArgumentsOptions.
+struct ExportArgumentsOptions {
+    BatchDimensionFor set_batch_dimension_for{};
+    std::int64_t min_size = 2;
     bool flat = false;
     bool as_args_kwargs = false;
 };

@@ -1,0 +1,81 @@
+"""Exports a model with the real torch.export (torch >= 2.6) from what yobx
+wrote, then runs the exported program on the inputs of every observed call.
+
+    /usr/bin/python3 tests/export/check_export.py <tiny_llm|resnet18|encoder> <directory>
+
+The directory holds, written by C++:
+- <name>_export_args.pt: InputObserver::infer_export_arguments, saved with
+  yobx::libtorch::save_value (a tuple of positional arguments or a dict of
+  keyword arguments);
+- <name>_dynamic_shapes.py: `dynamic_shapes = ` followed by
+  DynamicShapes::to_python(), exactly as printed;
+- <name>_calls.pt: the list of every observed call's arguments,
+  infer_arguments(i) for each call i, in the same form.
+torch.load reads them with its default weights_only=True. The export starts
+from the eager model of models.py (the same weights as the script C++
+observed); each call's outputs from the exported program must equal the
+eager model's within 1e-5.
+"""
+import os
+import sys
+
+import torch
+import torch.utils._pytree as pytree
+
+import models
+
+TOLERANCE = 1e-5
+
+
+def split(arguments):
+    """(args, kwargs) of a saved tuple or dict."""
+    if isinstance(arguments, dict):
+        return (), arguments
+    if isinstance(arguments, (tuple, list)):
+        return tuple(arguments), {}
+    raise TypeError(f"arguments must be a tuple or a dict, got {type(arguments).__name__}")
+
+
+def shapes(arguments):
+    return [list(t.shape) for t in pytree.tree_leaves(arguments) if isinstance(t, torch.Tensor)]
+
+
+def max_difference(expected, got):
+    e, g = pytree.tree_leaves(expected), pytree.tree_leaves(got)
+    assert len(e) == len(g), f"{len(e)} outputs expected, the exported program gave {len(g)}"
+    worst = 0.0
+    for a, b in zip(e, g):
+        assert a.shape == b.shape, f"output shape {list(b.shape)}, expected {list(a.shape)}"
+        if a.numel():
+            worst = max(worst, (a.double() - b.double()).abs().max().item())
+    return worst
+
+
+def main(name, directory):
+    path = lambda suffix: os.path.join(directory, f"{name}_{suffix}")  # noqa: E731
+    export_args = torch.load(path("export_args.pt"))
+    calls = torch.load(path("calls.pt"))
+    scope = {}
+    with open(path("dynamic_shapes.py")) as f:
+        exec(compile(f.read(), path("dynamic_shapes.py"), "exec"), scope)
+    dynamic_shapes = scope["dynamic_shapes"]
+
+    model = models.make(name)
+    args, kwargs = split(export_args)
+    with torch.no_grad():
+        program = torch.export.export(model, args, kwargs=kwargs, dynamic_shapes=dynamic_shapes)
+    worst = 0.0
+    for i, call in enumerate(calls):
+        args, kwargs = split(call)
+        with torch.no_grad():
+            expected = model(*args, **kwargs)
+            got = program.module()(*args, **kwargs)
+        diff = max_difference(expected, got)
+        assert diff <= TOLERANCE, f"call {i} {shapes(call)}: the exported program differs from eager by {diff}"
+        worst = max(worst, diff)
+    print(f"export check ok: {name}, torch {torch.__version__}, exported with {shapes(export_args)}, "
+          f"{len(calls)} calls reproduced (max difference {worst:.1e})")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])

@@ -1,0 +1,95 @@
+"""The models of the end-to-end export tests, in Python (torch >= 2.6, torchvision).
+
+- tiny_llm: the twin of examples/tiny_llm.hpp (same structure and argument
+  names; its own random weights). past_key_values is what yobx's save_value
+  writes for a KVCache: [key_cache, value_cache], each a list of
+  [batch, heads, sequence, head_dim] tensors, one per layer.
+- resnet18: torchvision's, weights=None.
+- encoder: nn.TransformerEncoder(batch_first=True, enable_nested_tensor=False),
+  whose forward takes an optional src_key_padding_mask.
+Each is built from a fixed seed, so the script written for C++ and the eager
+model the export starts from have the same weights.
+"""
+import math
+
+import torch
+from torch import nn
+
+
+class Attention(nn.Module):
+    def __init__(self, hidden, heads):
+        super().__init__()
+        self.heads, self.head_dim = heads, hidden // heads
+        self.q, self.k, self.v, self.o = (nn.Linear(hidden, hidden) for _ in range(4))
+
+    def forward(self, x, mask, past_k, past_v):
+        batch, seq = x.shape[0], x.shape[1]
+
+        def split(t):  # [batch, heads, seq, head_dim]
+            return t.view(batch, seq, self.heads, self.head_dim).transpose(1, 2)
+
+        keys, values = split(self.k(x)), split(self.v(x))
+        if past_k is not None:
+            keys, values = torch.cat([past_k, keys], 2), torch.cat([past_v, values], 2)
+        scores = split(self.q(x)) @ keys.transpose(2, 3) / math.sqrt(self.head_dim)
+        scores = scores.masked_fill(mask.logical_not(), -1e9)
+        out = (torch.softmax(scores, -1) @ values).transpose(1, 2).reshape(x.shape)
+        return self.o(out), keys, values
+
+
+class Block(nn.Module):
+    def __init__(self, hidden, heads):
+        super().__init__()
+        self.ln1, self.ln2 = nn.LayerNorm(hidden), nn.LayerNorm(hidden)
+        self.attn = Attention(hidden, heads)
+        self.up, self.down = nn.Linear(hidden, 4 * hidden), nn.Linear(4 * hidden, hidden)
+
+    def forward(self, x, mask, past_k, past_v):
+        a, keys, values = self.attn(self.ln1(x), mask, past_k, past_v)
+        x = x + a
+        return x + self.down(nn.functional.gelu(self.up(self.ln2(x)))), keys, values
+
+
+class TinyLLM(nn.Module):
+    def __init__(self, vocab_size=64, hidden_size=32, num_heads=4, num_layers=2, max_positions=128):
+        super().__init__()
+        self.embed = nn.Embedding(vocab_size, hidden_size)
+        self.positions = nn.Embedding(max_positions, hidden_size)
+        self.blocks = nn.ModuleList(Block(hidden_size, num_heads) for _ in range(num_layers))
+        self.norm = nn.LayerNorm(hidden_size)
+        self.lm_head = nn.Linear(hidden_size, vocab_size)
+
+    def forward(self, input_ids, attention_mask=None, position_ids=None, past_key_values=None):
+        batch, seq = input_ids.shape[0], input_ids.shape[1]
+        past = 0 if past_key_values is None else past_key_values[0][0].shape[2]
+        if attention_mask is None:
+            attention_mask = torch.ones(batch, past + seq, dtype=torch.long)
+        if position_ids is None:
+            position_ids = torch.arange(past, past + seq).expand(batch, seq)
+        causal = torch.arange(past + seq).view(1, -1) <= torch.arange(past, past + seq).view(-1, 1)
+        mask = causal.view(1, 1, seq, past + seq) & (attention_mask.view(batch, 1, 1, past + seq) != 0)
+        x = self.embed(input_ids) + self.positions(position_ids)
+        keys, values = [], []
+        for i, block in enumerate(self.blocks):
+            past_k = None if past_key_values is None else past_key_values[0][i]
+            past_v = None if past_key_values is None else past_key_values[1][i]
+            x, k, v = block(x, mask, past_k, past_v)
+            keys.append(k)
+            values.append(v)
+        return self.lm_head(self.norm(x)), [keys, values]
+
+
+def make(name):
+    """The eager model `name`, in eval mode, its weights drawn from a fixed seed."""
+    torch.manual_seed(0)
+    if name == "tiny_llm":
+        model = TinyLLM()
+    elif name == "resnet18":
+        import torchvision
+        model = torchvision.models.resnet18(weights=None)
+    elif name == "encoder":
+        layer = nn.TransformerEncoderLayer(d_model=32, nhead=4, dim_feedforward=64, dropout=0.0, batch_first=True)
+        model = nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False)
+    else:
+        raise ValueError(f"unknown model {name!r}")
+    return model.eval()

@@ -1,0 +1,76 @@
+// Observes a TorchScript model written by script_model.py while C++ calls it,
+// then writes what check_export.py exports with the real torch.export:
+// <name>_export_args.pt (infer_export_arguments), <name>_dynamic_shapes.py
+// (to_python() as printed) and <name>_calls.pt (every call's arguments).
+//   observe_scripted <resnet18|encoder> <module.pt> <output directory>
+#include <yobx/adapters/libtorch.hpp>
+
+#include <torch/script.h>
+
+#include <cstdint>
+#include <fstream>
+#include <iostream>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace {
+
+// resnet18 at batch 2 to 4 and image sizes from 96x128 to 224x224.
+void call_resnet(auto& forward) {
+    for (const auto& [batch, height, width] :
+         {std::tuple{2, 96, 128}, std::tuple{3, 160, 192}, std::tuple{4, 224, 224}, std::tuple{2, 128, 96}})
+        forward({torch::randn({batch, 3, height, width})});
+}
+
+// The encoder with a padding mask (true = padded) in some calls only; no row is all padding.
+void call_encoder(auto& forward) {
+    for (const auto& [batch, seq, masked] : {std::tuple{2, 5, true}, std::tuple{3, 7, false}, std::tuple{2, 6, true},
+                                             std::tuple{4, 3, false}, std::tuple{3, 8, true}}) {
+        const at::Tensor src = torch::randn({batch, seq, 32});
+        if (!masked) {
+            forward({src});
+            continue;
+        }
+        at::Tensor mask = torch::zeros({batch, seq}, at::kBool);
+        for (std::int64_t row = 0; row < batch; ++row) mask.index_put_({row, torch::indexing::Slice(seq - row, seq)}, true);
+        forward({src}, {{"src_key_padding_mask", mask}});
+    }
+}
+
+void write_python(const std::string& path, const std::string& name, const yobx::DynamicShapes& ds) {
+    std::ofstream py(path);
+    py << "# The dynamic shapes of " << name << ", inferred by yobx.\nimport torch\n\ndynamic_shapes = " << ds.to_python()
+       << "\n";
+    if (!py) throw std::runtime_error("cannot write " + path);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc != 4) {
+        std::cerr << "usage: observe_scripted <resnet18|encoder> <module.pt> <output directory>\n";
+        return 2;
+    }
+    const std::string name = argv[1], dir = argv[3];
+    torch::jit::Module module = torch::jit::load(argv[2]);
+    module.eval();
+    torch::NoGradGuard no_grad;
+    torch::manual_seed(0);
+    yobx::InputObserver<at::Tensor> observer;
+    auto forward = yobx::libtorch::wrap_forward(observer, module, /*store_n_calls=*/8);
+    if (name == "resnet18") call_resnet(forward);
+    else if (name == "encoder") call_encoder(forward);
+    else throw std::runtime_error("unknown model " + name);
+
+    const yobx::DynamicShapes ds = observer.infer_dynamic_shapes({.dim_names = true});
+    const yobx::Value<at::Tensor> export_args = observer.infer_export_arguments();
+    yobx::Value<at::Tensor>::List calls;
+    for (std::size_t i = 0; i < observer.num_obs(); ++i) calls.push_back(observer.infer_arguments(i));
+    yobx::libtorch::save_value(export_args, dir + "/" + name + "_export_args.pt");
+    yobx::libtorch::save_value(yobx::Value<at::Tensor>::list(std::move(calls)), dir + "/" + name + "_calls.pt");
+    write_python(dir + "/" + name + "_dynamic_shapes.py", name, ds);
+    std::cout << name << ": " << observer.num_obs() << " calls observed\nexport arguments: " << export_args
+              << "\ndynamic_shapes = " << ds.to_python() << "\n";
+}
