@@ -11,6 +11,7 @@
 #include <chrono>
 #include <functional>
 #include <thread>
+#include <tuple>
 
 using test::error_of;
 using test::KVCache;
@@ -598,14 +599,21 @@ TEST_CASE("infer_export_arguments: every dynamic dimension at least 2 and distin
     CHECK(error_of<yobx::value_error>([&] { (void)obs.infer_export_arguments({.min_size = -1}); }) ==
           "infer_export_arguments: min_size must be non-negative, got -1");
 
-    // A scale relation grows with its base (y = 2*x avoids the observed 2, 6, 10); a batch forced
+    // A scale relation follows its base (only a sum avoids the observed sizes); a batch forced
     // dynamic but always 1 becomes 2.
     Obs scaled;
     auto g = scaled.wrap(first_tensor, Signature{param("x"), param("y")});
     for (std::int64_t n : {1, 3, 5}) g({tensor({1, n}), tensor({1, 2 * n})}, {});
     CHECK(scaled.infer_export_arguments().repr() == "(Tensor(shape=[1, 2], dtype=float32), Tensor(shape=[1, 4], dtype=float32))");
     CHECK(scaled.infer_export_arguments({.set_batch_dimension_for = true}).repr() ==
-          "(Tensor(shape=[2, 4], dtype=float32), Tensor(shape=[2, 8], dtype=float32))");
+          "(Tensor(shape=[2, 3], dtype=float32), Tensor(shape=[2, 6], dtype=float32))");
+    // Four image sizes where batch == height // 48 by chance (a floor division find_relations reports):
+    // a call whose sizes are all at least 2 and distinct is kept as it was.
+    Obs images;
+    auto k = images.wrap(first_tensor, Signature{param("x")}, 4);
+    for (const auto& [b, h, w] : {std::tuple{2, 96, 128}, std::tuple{3, 160, 192}, std::tuple{4, 224, 224}, std::tuple{2, 128, 96}})
+        k({tensor({b, 3, h, w})}, {});
+    CHECK(images.infer_export_arguments().repr() == "(Tensor(shape=[2, 3, 96, 128], dtype=float32),)");
     // A tensor whose shape does not change is a copy of the call's; a resized one is zeros.
     Obs kept;
     auto h = kept.wrap(first_tensor, Signature{param("x"), param("y")});

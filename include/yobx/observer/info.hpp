@@ -325,11 +325,11 @@ public:
     /// Arguments torch.export can trace without specializing: the first call with every tensor (or
     /// the best candidate, filled), each dynamic dimension set to at least options.min_size and to a
     /// size no other dynamic dimension has (torch gives equal sizes one symbol), the relations found
-    /// between labels kept (total_sequence_length = past_sequence_length + sequence_length). A derived
-    /// dimension also gets a size no observed call had: torch 2.6's exported module, given an input
-    /// whose derived dimension equals the size it was exported with, specializes on it and refuses
-    /// other sizes afterwards (docs/observer.md). A tensor whose shape changes is zeros of its new
-    /// shape (its dtype and device kept), the others copies.
+    /// between labels kept (total_sequence_length = past_sequence_length + sequence_length). A sum
+    /// of two labels also gets a size no observed call had: torch 2.6's exported module, given an
+    /// input whose dimension `s1 + s11` equals the size it was exported with, specializes on it and
+    /// refuses other sizes afterwards (docs/observer.md). A tensor whose shape changes is zeros of
+    /// its new shape (its dtype and device kept), the others copies.
     V infer_export_arguments(const ExportArgumentsOptions& options = {}) {
         align_inputs_none_values();
         if (options.min_size < 0)
@@ -372,7 +372,8 @@ public:
                 const bool clash = std::any_of(size.begin(), size.end(),
                                                [&](const auto& kv) { return kv.first != r.dim && kv.second == d->second; });
                 const auto seen = ties.observed.find(r.dim);
-                const bool observed = seen != ties.observed.end() && seen->second.contains(d->second);
+                const bool observed = r.kind == RelationKind::sum && seen != ties.observed.end() &&
+                                      seen->second.contains(d->second);
                 if (d->second < options.min_size || clash || observed) {
                     bad = &r;
                     break;
