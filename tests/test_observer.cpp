@@ -528,6 +528,7 @@ TEST_CASE("to_python is what torch.export takes: every dynamic axis Dim.DYNAMIC,
     const auto bare = yobx::DynamicShapes::tuple({yobx::DynamicShapes::tensor({{0, std::nullopt}}), yobx::DynamicShapes::tensor({})});
     CHECK(bare.to_python() == "({0: torch.export.Dim.DYNAMIC}, {})");
     CHECK(bare.to_python() == bare.to_python_strings());
+    CHECK(yobx::DynamicShapes::tensor({{0, "n"}}).to_python() == "{0: torch.export.Dim.DYNAMIC}");
 }
 
 TEST_CASE("DynamicShapes is read like the Python literal it prints") {

@@ -287,7 +287,8 @@ private:
     }
 
     // One entry per line, each after a comment with its labels; the closing bracket on a line of its
-    // own, so that the literal can be followed by `)` in a call.
+    // own, so that the literal can be followed by `)` in a call. A root that is not a container (never
+    // the observer's, which mirrors arguments) is one line.
     void print_commented(std::string& s) const {
         const auto entry = [&](std::string comment_name, const DynamicShapes& v, std::string key) {
             if (v.has_label()) s += "    # " + comment_name + ": " + v.label_comment() + "\n";
@@ -304,8 +305,7 @@ private:
             for (std::size_t i = 0; i < items_.size(); ++i) entry("argument " + std::to_string(i), items_[i], "");
             s += kind_ == Kind::tuple ? ")" : "]";
         } else {
-            s += "# " + label_comment() + "\n";
-            print_python(s, Form::dynamic);
+            print_python(s, Form::dynamic);  // a bare tensor: one line, no comment that could swallow what follows
         }
     }
 
