@@ -4,17 +4,20 @@
 #  2. the CI preset (-Wall -Wextra -Wpedantic -Werror): build, ctest (unit
 #     tests, compile-fail checks, consumer checks, examples, docs and, on
 #     Debian 13, the end-to-end tests with the real torch.export);
-#  3. the sanitizer preset (ASan + UBSan): build, ctest;
-#  4. the libFuzzer targets, each for a bounded time;
-#  5. on a Debian 12 host only: this same script inside a Debian 13 root file
+#  3. the clang preset: the ci preset built with clang++, ctest (on Debian 12
+#     without the LibTorch parts: LibTorch 1.13's headers do not compile with
+#     clang in C++20 mode);
+#  4. the sanitizer preset (ASan + UBSan): build, ctest;
+#  5. the libFuzzer targets, each for a bounded time;
+#  6. on a Debian 12 host only: this same script inside a Debian 13 root file
 #     system (created with debootstrap on first use, cached outside the clone
 #     at $YOBX_TRIXIE_ROOT, default /var/cache/yobx/trixie), so that both
-#     releases are tested by one script. On a Debian 13 host step 5 is not
-#     needed: steps 1-4 are the Debian 13 suite.
+#     releases are tested by one script. On a Debian 13 host step 6 is not
+#     needed: steps 1-5 are the Debian 13 suite.
 # Options (environment):
 #  YOBX_FUZZ_SECONDS  seconds per fuzzer (default 30)
-#  YOBX_SKIP          comma-separated steps to leave out: asan, fuzz, trixie
-#  YOBX_TRIXIE_SKIP   what step 5 leaves out (default asan,fuzz: the Debian 12
+#  YOBX_SKIP          comma-separated steps to leave out: clang, asan, fuzz, trixie
+#  YOBX_TRIXIE_SKIP   what step 6 leaves out (default asan,fuzz: the Debian 12
 #                     run covers the sanitizers and the fuzzers; CI's budget)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,10 +32,12 @@ total=0
 skipped() { [[ "$skip" == *",$1,"* ]]; }
 
 run_preset() {
-    local preset=$1 log
-    echo "== preset $preset (Debian $release, $(g++ --version | head -1))"
+    local preset=$1 log compiler=g++
+    shift
+    [ "$preset" = clang ] && compiler=clang++
+    echo "== preset $preset (Debian $release, $($compiler --version | head -1))"
     mkdir -p build
-    local extra=()
+    local extra=("$@")
     [ "$release" = trixie ] && extra+=(-DYOBX_REQUIRE_TORCH_EXPORT=ON)
     cmake --preset "$preset" "${extra[@]}" > "build/$preset.configure.log" 2>&1 || { cat "build/$preset.configure.log"; exit 1; }
     cmake --build --preset "$preset" -j"$jobs"
@@ -46,6 +51,9 @@ run_preset() {
 }
 
 run_preset ci
+if ! skipped clang; then
+    if [ "$release" = bookworm ]; then run_preset clang -DYOBX_WITH_TORCH=OFF; else run_preset clang; fi
+fi
 skipped asan || run_preset asan
 
 if ! skipped fuzz; then
