@@ -8,7 +8,9 @@ The directory holds, written by C++:
   yobx::libtorch::save_value (a tuple of positional arguments or a dict of
   keyword arguments);
 - <name>_dynamic_shapes.py: `dynamic_shapes = ` followed by
-  DynamicShapes::to_python(), exactly as printed;
+  DynamicShapes::to_python(), exactly as printed; and, when present,
+  <name>_derived_shapes.py: to_python() with derived_dims (Python code
+  ending in `dynamic_shapes = ...`). The model is exported with each;
 - <name>_calls.pt: the list of every observed call's arguments,
   infer_arguments(i) for each call i, in the same form.
 torch.load reads them with its default weights_only=True. The export starts
@@ -53,29 +55,34 @@ def max_difference(expected, got):
     return worst
 
 
+def load_dynamic_shapes(path):
+    scope = {}
+    with open(path) as f:
+        exec(compile(f.read(), path, "exec"), scope)
+    return scope["dynamic_shapes"]
+
+
 def main(name, directory):
     path = lambda suffix: os.path.join(directory, f"{name}_{suffix}")  # noqa: E731
     export_args = torch.load(path("export_args.pt"))
     calls = torch.load(path("calls.pt"))
-    scope = {}
-    with open(path("dynamic_shapes.py")) as f:
-        exec(compile(f.read(), path("dynamic_shapes.py"), "exec"), scope)
-    dynamic_shapes = scope["dynamic_shapes"]
-
+    literals = [s for s in ("dynamic_shapes.py", "derived_shapes.py") if os.path.exists(path(s))]
+    assert literals[0] == "dynamic_shapes.py", f"no {path('dynamic_shapes.py')}"
     model = models.make(name)
-    args, kwargs = split(export_args)
-    program = torch.export.export(model, args, kwargs=kwargs, dynamic_shapes=dynamic_shapes)
-    module = program.module()
     worst = 0.0
-    for i, call in enumerate(calls):  # in the order they were observed, on one module, as a user would
-        args, kwargs = split(call)
-        expected = model(*args, **kwargs)
-        got = module(*args, **kwargs)
-        diff = max_difference(expected, got)
-        assert diff <= TOLERANCE, f"call {i} {shapes(call)}: the exported program differs from eager by {diff}"
-        worst = max(worst, diff)
-    print(f"export check ok: {name}, torch {torch.__version__}, exported with {shapes(export_args)}, "
-          f"{len(calls)} calls reproduced (max difference {worst:.1e})")
+    for literal in literals:
+        args, kwargs = split(export_args)
+        program = torch.export.export(model, args, kwargs=kwargs, dynamic_shapes=load_dynamic_shapes(path(literal)))
+        module = program.module()
+        for i, call in enumerate(calls):  # in the order they were observed, on one module, as a user would
+            args, kwargs = split(call)
+            expected = model(*args, **kwargs)
+            got = module(*args, **kwargs)
+            diff = max_difference(expected, got)
+            assert diff <= TOLERANCE, f"{literal}, call {i} {shapes(call)}: the exported program differs from eager by {diff}"
+            worst = max(worst, diff)
+    print(f"export check ok: {name}, torch {torch.__version__}, exported with {shapes(export_args)} and "
+          f"{' then '.join(literals)}, {len(calls)} calls reproduced (max difference {worst:.1e})")
 
 
 if __name__ == "__main__":

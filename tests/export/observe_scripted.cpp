@@ -1,7 +1,8 @@
 // Observes a TorchScript model written by script_model.py while C++ calls it,
 // then writes what check_export.py exports with the real torch.export:
 // <name>_export_args.pt (infer_export_arguments), <name>_dynamic_shapes.py
-// (to_python() as printed) and <name>_calls.pt (every call's arguments).
+// (to_python() as printed), <name>_derived_shapes.py (to_python() with
+// derived_dims) and <name>_calls.pt (every call's arguments).
 //   observe_scripted <resnet18|encoder> <module.pt> <output directory>
 #include <yobx/adapters/libtorch.hpp>
 
@@ -39,10 +40,12 @@ void call_encoder(auto& forward) {
     }
 }
 
-void write_python(const std::string& path, const std::string& name, const yobx::DynamicShapes& ds) {
+// The Python file check_export.py runs: `literal` is to_python()'s output, an expression, or code
+// ending in `dynamic_shapes = ...` (derived_dims).
+void write_python(const std::string& path, const std::string& name, const std::string& literal) {
     std::ofstream py(path);
-    py << "# The dynamic shapes of " << name << ", inferred by yobx.\nimport torch\n\ndynamic_shapes = " << ds.to_python()
-       << "\n";
+    py << "# The dynamic shapes of " << name << ", inferred by yobx.\nimport torch\n\n"
+       << (literal.find("dynamic_shapes = ") == std::string::npos ? "dynamic_shapes = " : "") << literal << "\n";
     if (!py) throw std::runtime_error("cannot write " + path);
 }
 
@@ -65,12 +68,14 @@ int main(int argc, char** argv) {
     else throw std::runtime_error("unknown model " + name);
 
     const yobx::DynamicShapes ds = observer.infer_dynamic_shapes({.dim_names = true});
+    const yobx::DynamicShapes derived = observer.infer_dynamic_shapes({.dim_names = true, .derived_dims = true});
     const yobx::Value<at::Tensor> export_args = observer.infer_export_arguments();
     yobx::Value<at::Tensor>::List calls;
     for (std::size_t i = 0; i < observer.num_obs(); ++i) calls.push_back(observer.infer_arguments(i));
     yobx::libtorch::save_value(export_args, dir + "/" + name + "_export_args.pt");
     yobx::libtorch::save_value(yobx::Value<at::Tensor>::list(std::move(calls)), dir + "/" + name + "_calls.pt");
-    write_python(dir + "/" + name + "_dynamic_shapes.py", name, ds);
+    write_python(dir + "/" + name + "_dynamic_shapes.py", name, ds.to_python());
+    write_python(dir + "/" + name + "_derived_shapes.py", name, derived.to_python());
     std::cout << name << ": " << observer.num_obs() << " calls observed\nexport arguments: " << export_args
               << "\ndynamic_shapes = " << ds.to_python() << "\n";
 }
