@@ -7,6 +7,7 @@
 #   Debian 13 (trixie):   g++ 14, clang 19, Boost 1.83, LibTorch 2.6, and
 #                         torchvision for the torch.export tests
 # libclang-rt-dev is the sanitizer and libFuzzer runtime of the release's clang.
+# YOBX_OS_RELEASE names another os-release file (tests/check_deps.sh).
 set -euo pipefail
 yobx_common_packages=(cmake make g++ clang libclang-rt-dev doctest-dev libbenchmark-dev
                       libtorch-dev python3 python3-torch python3-sympy)
@@ -14,7 +15,8 @@ yobx_common_packages=(cmake make g++ clang libclang-rt-dev doctest-dev libbenchm
 # Prints the release's codename, or fails with what to install by hand.
 yobx_release() {
     local codename=""
-    [ -r /etc/os-release ] && codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+    local file=${YOBX_OS_RELEASE:-/etc/os-release}
+    [ -r "$file" ] && codename=$(. "$file" && echo "${VERSION_CODENAME:-}")
     case "$codename" in
         bookworm|trixie) echo "$codename" ;;
         *)
