@@ -162,6 +162,22 @@ TEST_CASE("the whole spec as JSON, loaded back by from_json") {
     CHECK(back == spec);
     CHECK(back.to_python() == spec.to_python());
     CHECK(back.report() == spec.report());
+    // named_dims comes back too; a spec written before it existed loads with Dim.DYNAMIC names.
+    yobx::DynamicShapesOptions named = llm_options;
+    named.named_dims = true;
+    const yobx::ExportSpec named_spec = obs.infer_export_spec(named);
+    const std::string named_json = named_spec.to_json();
+    REQUIRE(named_json.find("\"named_dims\": true") != std::string::npos);
+    const yobx::ExportSpec named_back = yobx::ExportSpec::from_json(named_json);
+    CHECK(named_back == named_spec);
+    CHECK(named_back.to_python().rfind("batch_size = torch.export.Dim('batch_size')\n", 0) == 0);
+    std::string old_json = spec.to_json();
+    old_json.erase(old_json.find(", \"named_dims\": false"), std::string(", \"named_dims\": false").size());
+    CHECK(yobx::ExportSpec::from_json(old_json) == spec);
+    std::string wrong = spec.to_json();
+    wrong.replace(wrong.find("\"named_dims\": false"), std::string("\"named_dims\": false").size(), "\"named_dims\": 1");
+    CHECK(error_of<yobx::value_error>([&] { (void)yobx::ExportSpec::from_json(wrong); }) ==
+          "ExportSpec.from_json: $.named_dims: expected a boolean, got an integer");
 }
 
 TEST_CASE("a TensorRT optimization profile and ONNX dim_params with free-dimension overrides") {
