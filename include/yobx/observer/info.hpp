@@ -1150,7 +1150,6 @@ private:
     // (a cache absent from the prefill call holds 0 tokens). With no dynamic axis: zeros of the
     // recorded shape; a recorded tensor with no element is reused.
     void fill_absent(std::vector<std::optional<T>>& aligned, const Ties& ties) const {
-        if (std::all_of(aligned.begin(), aligned.end(), [](const auto& t) { return t.has_value(); })) return;
         const std::map<std::string, std::int64_t> size = label_sizes(aligned, ties);
         for (std::size_t f = 0; f < aligned.size(); ++f) {
             if (aligned[f]) continue;
@@ -1176,7 +1175,9 @@ private:
     }
 
     V build_arguments(std::vector<std::optional<T>> aligned, const ArgumentsOptions& options) {
-        fill_absent(aligned, tie_labels());
+        // The ties (labels and relations) are computed only when a tensor is absent.
+        if (std::any_of(aligned.begin(), aligned.end(), [](const auto& t) { return !t.has_value(); }))
+            fill_absent(aligned, tie_labels());
         return pack_arguments(std::move(aligned), options);
     }
 
