@@ -166,6 +166,31 @@ TEST_CASE("IValue <-> Value round-trips every kind") {
     }
 }
 
+TEST_CASE("pickle_value writes what torch.load's weights_only reads: no torch.jit._pickle global, tensors as torch.save") {
+    yobx::libtorch::KVCache cache;
+    cache.update(at::ones({1, 2, 3, 4}), at::zeros({1, 2, 3, 4}), 0);
+    const TV v = TV::dict({{"x", TV(at::arange(6, at::kLong).view({2, 3}))},
+                           {"items", TV::list({TV(at::ones({2})), TV(std::int64_t{3}), TV()})},
+                           {"pair", TV::tuple({TV(true), TV(std::string("s"))})},
+                           {"cache", yobx::to_value<at::Tensor>(cache)}});
+    const std::vector<char> bytes = yobx::libtorch::pickle_value(v);
+    const std::string text(bytes.begin(), bytes.end());
+    CHECK(text.find("torch.jit._pickle") == std::string::npos);
+    CHECK(text.find("_rebuild_tensor_v2") != std::string::npos);
+    CHECK(text.find("data.pkl") != std::string::npos);
+    // torch::pickle_save, which save_value used before, tags the same lists and dicts.
+    const std::vector<char> tagged = torch::jit::pickle_save(to_ivalue(v, CustomNodes::as_lists));
+    CHECK(std::string(tagged.begin(), tagged.end()).find("restore_type_tag") != std::string::npos);
+    // LibTorch reads it back: the cache as the list of its children.
+    CHECK(from_ivalue(torch::jit::pickle_load(bytes)).repr() ==
+          "{'x': Tensor(shape=[2, 3], dtype=int64), 'items': [Tensor(shape=[2], dtype=float32), 3, None], "
+          "'pair': (True, 's'), 'cache': [[Tensor(shape=[1, 2, 3, 4], dtype=float32)], "
+          "[Tensor(shape=[1, 2, 3, 4], dtype=float32)]]}");
+    CHECK(from_ivalue(torch::jit::pickle_load(bytes))["x"].tensor().equal(at::arange(6, at::kLong).view({2, 3})));
+    CHECK(error_of<yobx::runtime_error>([&] { yobx::libtorch::save_value(v, "/nonexistent/dir/args.pt"); }) ==
+          "save_value: cannot open '/nonexistent/dir/args.pt' for writing");
+}
+
 TEST_CASE("a Signature from a FunctionSchema: names, defaults, keyword-only, self skipped") {
     const auto schema = torch::jit::parseSchema(
         "f(Tensor x, Tensor? mask=None, int n=3, float eps=0.5, bool flag=True, str mode='mean', *, int k=1) -> Tensor");
