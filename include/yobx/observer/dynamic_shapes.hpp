@@ -332,7 +332,6 @@ private:
             DimRelation named = r;  // the relation over the Python names
             named.dim = detail::python_identifier(r.dim);
             named.base = detail::python_identifier(r.base);
-            named.other = r.other.empty() ? r.other : detail::python_identifier(r.other);
             switch (r.kind) {
                 case RelationKind::offset:
                 case RelationKind::scale:
