@@ -47,9 +47,16 @@ int main(int argc, char** argv) {
     for (std::size_t i = 0; i < observer.num_obs(); ++i) calls.push_back(observer.infer_arguments(i));
     yobx::libtorch::save_value(kwargs, dir + "/tiny_llm_export_args.pt");
     yobx::libtorch::save_value(yobx::Value<at::Tensor>::list(std::move(calls)), dir + "/tiny_llm_calls.pt");
-    std::ofstream py(dir + "/tiny_llm_dynamic_shapes.py");
-    py << "# The dynamic shapes of TinyLLM.forward, inferred by yobx from " << observer.num_obs()
-       << " observed calls.\nimport torch\n\ndynamic_shapes = " << dynamic_shapes.to_python() << "\n";
-    if (!py) throw yobx::runtime_error("cannot write " + dir + "/tiny_llm_dynamic_shapes.py");
-    std::cout << "saved tiny_llm_export_args.pt, tiny_llm_calls.pt (torch.load) and tiny_llm_dynamic_shapes.py\n";
+    const auto write_python = [&](const std::string& name, const std::string& code) {
+        std::ofstream py(dir + "/" + name);
+        py << "# The dynamic shapes of TinyLLM.forward, inferred by yobx from " << observer.num_obs()
+           << " observed calls.\nimport torch\n\n" << code << "\n";
+        if (!py) throw yobx::runtime_error("cannot write " + dir + "/" + name);
+    };
+    write_python("tiny_llm_dynamic_shapes.py", "dynamic_shapes = " + dynamic_shapes.to_python());
+    // The same with derived_dims: one name per label, the relation found as a comment.
+    write_python("tiny_llm_derived_shapes.py",
+                 observer.infer_dynamic_shapes({.set_batch_dimension_for = true, .derived_dims = true}).to_python());
+    std::cout << "saved tiny_llm_export_args.pt, tiny_llm_calls.pt (torch.load), tiny_llm_dynamic_shapes.py and "
+                 "tiny_llm_derived_shapes.py\n";
 }

@@ -10,7 +10,7 @@ The directory holds, written by C++:
 - <name>_dynamic_shapes.py: `dynamic_shapes = ` followed by
   DynamicShapes::to_python(), exactly as printed; and, when present,
   <name>_derived_shapes.py: to_python() with derived_dims (Python code
-  ending in `dynamic_shapes = ...`). The model is exported with each;
+  ending in `dynamic_shapes = ...`). The model is exported with each (the demo writes both too);
 - <name>_calls.pt: the list of every observed call's arguments,
   infer_arguments(i) for each call i, in the same form.
 torch.load reads them with its default weights_only=True. The export starts
