@@ -60,7 +60,7 @@ TEST_CASE("derived_dims: total_sequence_length = past_sequence_length + sequence
     CHECK(obs.infer_dynamic_shapes({.set_batch_dimension_for = true, .dim_names = true}).to_python_strings() ==
           "{'input_ids': {0: 'batch_size', 1: 'sequence_length'}, 'attention_mask': {0: 'batch_size', 1: "
           "'total_sequence_length'}, 'past_key_values': [[{0: 'batch_size', 2: 'past_sequence_length'}], [{0: "
-          "'batch_size', 2: 'past_sequence_length'}]], 'pixel_values': {0: 'pixel_values_dim_0'}}");
+          "'batch_size', 2: 'past_sequence_length'}]], 'pixel_values': {0: 'batch_size'}}");
     // With it (automatic labels when dim_names is not given), one name per label, each Dim.DYNAMIC (what
     // torch.export accepts whatever the model guards); a sum stays a comment.
     const auto ds = obs.infer_dynamic_shapes({.set_batch_dimension_for = true, .derived_dims = true});
@@ -68,9 +68,8 @@ TEST_CASE("derived_dims: total_sequence_length = past_sequence_length + sequence
 sequence_length = torch.export.Dim.DYNAMIC
 total_sequence_length = torch.export.Dim.DYNAMIC
 past_sequence_length = torch.export.Dim.DYNAMIC
-pixel_values_dim_0 = torch.export.Dim.DYNAMIC
 # total_sequence_length = past_sequence_length + sequence_length (torch.export cannot express a sum of two dimensions)
-dynamic_shapes = {'input_ids': {0: batch_size, 1: sequence_length}, 'attention_mask': {0: batch_size, 1: total_sequence_length}, 'past_key_values': [[{0: batch_size, 2: past_sequence_length}], [{0: batch_size, 2: past_sequence_length}]], 'pixel_values': {0: pixel_values_dim_0}})");
+dynamic_shapes = {'input_ids': {0: batch_size, 1: sequence_length}, 'attention_mask': {0: batch_size, 1: total_sequence_length}, 'past_key_values': [[{0: batch_size, 2: past_sequence_length}], [{0: batch_size, 2: past_sequence_length}]], 'pixel_values': {0: batch_size}})");
     REQUIRE(ds.definitions());
     CHECK(ds.definitions()->relations.size() == 1);
     CHECK(ds.definitions()->relations[0].to_string() == "total_sequence_length = past_sequence_length + sequence_length");
@@ -108,6 +107,20 @@ TEST_CASE("with named_dims, relations torch.export can express become derived Di
           "bounds given for 'batch', which is not the label of a dynamic dimension");
 }
 
+TEST_CASE("the report lists the hints: relations that hold in too few calls to be sure") {
+    Obs obs;
+    auto forward = obs.wrap([](const T& x, const T&) { return x; }, yobx::Signature{param("x"), param("y")});
+    forward(tensor({2}), tensor({5}));
+    forward(tensor({6}), tensor({9}));
+    const auto spec = obs.infer_export_spec();
+    REQUIRE(spec.hints.size() == 1);
+    CHECK(spec.hints[0].to_string() == "y_dim_0 = x_dim_0 + 3");
+    CHECK(spec.report().find("Hints (hold in every call, too few observations to be sure):\n"
+                             "  y_dim_0 = x_dim_0 + 3 (2 distinct observation(s))\n") !=
+          std::string::npos);
+    CHECK(yobx::ExportSpec::from_json(spec.to_json()).to_json() == spec.to_json());
+}
+
 TEST_CASE("the export readiness report, as text") {
     Obs obs = observe_generation();
     CHECK(obs.infer_export_spec(llm_options).report() == R"(Export readiness: 8 observed call(s), 5 input tensor(s).
@@ -127,20 +140,19 @@ Inputs:
     dynamic: 0 -> batch_size, 2 -> past_sequence_length
   pixel_values
     shapes: [2, 3, 16, 16], [0, 3, 16, 16], [0, 3, 16, 16], [0, 3, 16, 16], [3, 3, 16, 16], [0, 3, 16, 16], [0, 3, 16, 16], [0, 3, 16, 16]
-    dynamic: 0 -> pixel_values_dim_0
+    dynamic: 0 -> batch_size
 
 Dimensions:
   batch_size: 2..3 (observed)
   sequence_length: 1..4096 (user bounds; observed 1..7), seen as 0 or 1
   total_sequence_length: 5..10 (observed)
   past_sequence_length: 5..9 (observed)
-  pixel_values_dim_0: 2..3 (observed)
 
 Relations:
   total_sequence_length = past_sequence_length + sequence_length (5 distinct observation(s); torch.export cannot express it)
 
 Hints (hold in every call, too few observations to be sure):
-  pixel_values_dim_0 = sequence_length//2 (2 distinct observation(s); torch.export cannot express it)
+  none
 
 Constant keyword arguments:
   none
@@ -157,7 +169,7 @@ Warnings:
 TEST_CASE("the whole spec as JSON, loaded back by from_json") {
     Obs obs = observe_generation();
     const yobx::ExportSpec spec = obs.infer_export_spec(llm_options);
-    CHECK(spec.to_json() == R"({"yobx_export_spec": 1, "num_calls": 8, "dynamic_shapes": {"dict": {"input_ids": {"dims": {"0": "batch_size", "1": "sequence_length"}}, "attention_mask": {"dims": {"0": "batch_size", "1": "total_sequence_length"}}, "past_key_values": [[{"dims": {"0": "batch_size", "2": "past_sequence_length"}}], [{"dims": {"0": "batch_size", "2": "past_sequence_length"}}]], "pixel_values": {"dims": {"0": "pixel_values_dim_0"}}}}, "derived_dims": true, "named_dims": false, "inputs": [{"name": "input_ids", "shapes": [[2, 5], [2, 1], [2, 1], [2, 1], [3, 7], [3, 1], [3, 1], [3, 1]], "dynamic": {"0": "batch_size", "1": "sequence_length"}}, {"name": "attention_mask", "shapes": [[2, 5], [2, 6], [2, 7], [2, 8], [3, 7], [3, 8], [3, 9], [3, 10]], "dynamic": {"0": "batch_size", "1": "total_sequence_length"}}, {"name": "past_key_values.key_cache.0", "shapes": [null, [2, 4, 5, 8], [2, 4, 6, 8], [2, 4, 7, 8], null, [3, 4, 7, 8], [3, 4, 8, 8], [3, 4, 9, 8]], "dynamic": {"0": "batch_size", "2": "past_sequence_length"}}, {"name": "past_key_values.value_cache.0", "shapes": [null, [2, 4, 5, 8], [2, 4, 6, 8], [2, 4, 7, 8], null, [3, 4, 7, 8], [3, 4, 8, 8], [3, 4, 9, 8]], "dynamic": {"0": "batch_size", "2": "past_sequence_length"}}, {"name": "pixel_values", "shapes": [[2, 3, 16, 16], [0, 3, 16, 16], [0, 3, 16, 16], [0, 3, 16, 16], [3, 3, 16, 16], [0, 3, 16, 16], [0, 3, 16, 16], [0, 3, 16, 16]], "dynamic": {"0": "pixel_values_dim_0"}}], "ranges": [{"label": "batch_size", "min": 2, "max": 3, "observed_min": 2, "observed_max": 3, "user_bounds": false, "zero_or_one": false}, {"label": "sequence_length", "min": 1, "max": 4096, "observed_min": 1, "observed_max": 7, "user_bounds": true, "zero_or_one": true}, {"label": "total_sequence_length", "min": 5, "max": 10, "observed_min": 5, "observed_max": 10, "user_bounds": false, "zero_or_one": false}, {"label": "past_sequence_length", "min": 5, "max": 9, "observed_min": 5, "observed_max": 9, "user_bounds": false, "zero_or_one": false}, {"label": "pixel_values_dim_0", "min": 2, "max": 3, "observed_min": 2, "observed_max": 3, "user_bounds": false, "zero_or_one": false}], "relations": [{"dim": "total_sequence_length", "kind": "sum", "base": "past_sequence_length", "other": "sequence_length", "constant": 0, "support": 5, "evidence": 5, "text": "total_sequence_length = past_sequence_length + sequence_length"}], "hints": [{"dim": "pixel_values_dim_0", "kind": "floordiv", "base": "sequence_length", "other": "", "constant": 2, "support": 2, "evidence": 1, "text": "pixel_values_dim_0 = sequence_length//2"}], "constants": {}, "filled": {"pixel_values": [1, 2, 3, 5, 6, 7]}, "warnings": ["dimension 'sequence_length' is 0 or 1 in 6 of 8 calls: torch.export specializes sizes 0 and 1 (with Dim.DYNAMIC it refuses to export), so export with infer_export_arguments(), where every dynamic dimension is at least 2", "input 'token_type_ids' is absent from every call: it is not part of the export arguments"]})");
+    CHECK(spec.to_json() == R"({"yobx_export_spec": 1, "num_calls": 8, "dynamic_shapes": {"dict": {"input_ids": {"dims": {"0": "batch_size", "1": "sequence_length"}}, "attention_mask": {"dims": {"0": "batch_size", "1": "total_sequence_length"}}, "past_key_values": [[{"dims": {"0": "batch_size", "2": "past_sequence_length"}}], [{"dims": {"0": "batch_size", "2": "past_sequence_length"}}]], "pixel_values": {"dims": {"0": "batch_size"}}}}, "derived_dims": true, "named_dims": false, "inputs": [{"name": "input_ids", "shapes": [[2, 5], [2, 1], [2, 1], [2, 1], [3, 7], [3, 1], [3, 1], [3, 1]], "dynamic": {"0": "batch_size", "1": "sequence_length"}}, {"name": "attention_mask", "shapes": [[2, 5], [2, 6], [2, 7], [2, 8], [3, 7], [3, 8], [3, 9], [3, 10]], "dynamic": {"0": "batch_size", "1": "total_sequence_length"}}, {"name": "past_key_values.key_cache.0", "shapes": [null, [2, 4, 5, 8], [2, 4, 6, 8], [2, 4, 7, 8], null, [3, 4, 7, 8], [3, 4, 8, 8], [3, 4, 9, 8]], "dynamic": {"0": "batch_size", "2": "past_sequence_length"}}, {"name": "past_key_values.value_cache.0", "shapes": [null, [2, 4, 5, 8], [2, 4, 6, 8], [2, 4, 7, 8], null, [3, 4, 7, 8], [3, 4, 8, 8], [3, 4, 9, 8]], "dynamic": {"0": "batch_size", "2": "past_sequence_length"}}, {"name": "pixel_values", "shapes": [[2, 3, 16, 16], [0, 3, 16, 16], [0, 3, 16, 16], [0, 3, 16, 16], [3, 3, 16, 16], [0, 3, 16, 16], [0, 3, 16, 16], [0, 3, 16, 16]], "dynamic": {"0": "batch_size"}}], "ranges": [{"label": "batch_size", "min": 2, "max": 3, "observed_min": 2, "observed_max": 3, "user_bounds": false, "zero_or_one": false}, {"label": "sequence_length", "min": 1, "max": 4096, "observed_min": 1, "observed_max": 7, "user_bounds": true, "zero_or_one": true}, {"label": "total_sequence_length", "min": 5, "max": 10, "observed_min": 5, "observed_max": 10, "user_bounds": false, "zero_or_one": false}, {"label": "past_sequence_length", "min": 5, "max": 9, "observed_min": 5, "observed_max": 9, "user_bounds": false, "zero_or_one": false}], "relations": [{"dim": "total_sequence_length", "kind": "sum", "base": "past_sequence_length", "other": "sequence_length", "constant": 0, "support": 5, "evidence": 5, "text": "total_sequence_length = past_sequence_length + sequence_length"}], "hints": [], "constants": {}, "filled": {"pixel_values": [1, 2, 3, 5, 6, 7]}, "warnings": ["dimension 'sequence_length' is 0 or 1 in 6 of 8 calls: torch.export specializes sizes 0 and 1 (with Dim.DYNAMIC it refuses to export), so export with infer_export_arguments(), where every dynamic dimension is at least 2", "input 'token_type_ids' is absent from every call: it is not part of the export arguments"]})");
     const yobx::ExportSpec back = yobx::ExportSpec::from_json(spec.to_json());
     CHECK(back == spec);
     CHECK(back.to_python() == spec.to_python());
@@ -195,7 +207,7 @@ TEST_CASE("a TensorRT optimization profile and ONNX dim_params with free-dimensi
     broken.inputs[0].dims.push_back({5, "x"});
     CHECK(error_of<yobx::value_error>([&] { (void)broken.onnx_dims(); }) ==
           "ExportSpec: axis 5 of 'input_ids' is beyond the rank of its shapes");
-    CHECK(spec.onnx_dims() == R"({"dim_params": {"input_ids": {"0": "batch_size", "1": "sequence_length"}, "attention_mask": {"0": "batch_size", "1": "total_sequence_length"}, "past_key_values.key_cache.0": {"0": "batch_size", "2": "past_sequence_length"}, "past_key_values.value_cache.0": {"0": "batch_size", "2": "past_sequence_length"}, "pixel_values": {"0": "pixel_values_dim_0"}}, "free_dimension_overrides": {"batch_size": 2, "sequence_length": 1, "total_sequence_length": 7, "past_sequence_length": 7, "pixel_values_dim_0": 0}})");
+    CHECK(spec.onnx_dims() == R"({"dim_params": {"input_ids": {"0": "batch_size", "1": "sequence_length"}, "attention_mask": {"0": "batch_size", "1": "total_sequence_length"}, "past_key_values.key_cache.0": {"0": "batch_size", "2": "past_sequence_length"}, "past_key_values.value_cache.0": {"0": "batch_size", "2": "past_sequence_length"}, "pixel_values": {"0": "batch_size"}}, "free_dimension_overrides": {"batch_size": 2, "sequence_length": 1, "total_sequence_length": 7, "past_sequence_length": 7}})");
 }
 
 TEST_CASE("from_json: each malformed spec gets a message naming where and what") {

@@ -66,6 +66,12 @@ struct OutputDiscrepancy {
     std::string error;  // "not the same shape", "not the same type"; empty when compared
 };
 
+/// What check_discrepancies gives the runner for each recorded call.
+enum class Replay {
+    as_observed,  ///< the call as it was made: an absent argument stays absent (observed_arguments)
+    inferred,     ///< infer_arguments(i): every tensor of the best candidate, absent ones filled
+};
+
 /// check_discrepancies' result for one recorded call.
 struct Discrepancy {
     std::size_t index = 0;
@@ -79,6 +85,9 @@ struct Discrepancy {
     std::size_t n_inputs = 0;      // tensors given to the runner
     std::size_t n_none = 0;        // of which absent in the recorded call
     std::size_t n_empty = 0;       // of which absent or with no element
+    /// The arguments the runner got that the call did not pass (Replay::inferred: filled by
+    /// value_if_missing or infer_arguments; always empty with Replay::as_observed).
+    std::vector<std::string> filled;
 };
 
 /// Restores a swapped forward slot when it goes out of scope (see InputObserver::observe).
@@ -275,11 +284,14 @@ public:
         checked_info().remove_inputs(inputs);
     }
 
-    /// Runs runner on each recorded call's inferred arguments, given as the tuple (args, kwargs), and
-    /// compares what it returns (any pytree of T) with the recorded outputs. A runner that throws gives
-    /// success=false and its message in `error`.
+    /// Runs runner on each recorded call, given as the tuple (args, kwargs), and compares what it
+    /// returns (any pytree of T) with the recorded outputs. By default the call is replayed as it was
+    /// made (an absent argument stays absent: None in args, missing from kwargs); Replay::inferred
+    /// gives infer_arguments(i) instead (every tensor, absent ones filled; `filled` names them). A
+    /// runner that throws gives success=false and its message in `error`.
     template <class Runner>
-    std::vector<Discrepancy> check_discrepancies(Runner&& runner, double atol = 1e-4, double rtol = 0.1) {
+    std::vector<Discrepancy> check_discrepancies(Runner&& runner, double atol = 1e-4, double rtol = 0.1,
+                                                 Replay replay = Replay::as_observed) {
         static_assert(TensorWithValues<T>,
                       "InputObserver::check_discrepancies needs tensor_traits<T>::to_doubles(const T&) "
                       "returning std::vector<double>");
@@ -297,7 +309,9 @@ public:
                 d.n_none += !t;
                 d.n_empty += !t || detail::numel(*t) == 0;
             }
-            const V arguments = info.infer_arguments(i, {.as_args_kwargs = true});
+            if (replay == Replay::inferred) d.filled = info.filled_arguments(i);
+            const V arguments = replay == Replay::as_observed ? info.observed_arguments(i)
+                                                              : info.infer_arguments(i, {.as_args_kwargs = true});
             std::vector<T> got;
             const auto begin = std::chrono::steady_clock::now();
             try {

@@ -306,26 +306,26 @@ inline Signature signature_of(const torch::jit::Module& module, const std::strin
     return signature_from_schema(m->function().getSchema());
 }
 
-/// A callable that records calls of a TorchScript module's forward in
+/// A callable that records calls of a TorchScript module's method `method` in
 /// `observer`, then calls it. It takes what Module::forward takes:
-///   auto forward = yobx::libtorch::wrap_forward(observer, module);
-///   forward({input_ids}, {{"attention_mask", mask}});
-/// The signature comes from the forward's schema. Positional arguments are
-/// given by position, keyword arguments by name; the result is forward's
-/// IValue as it returned it. The arguments are converted with from_ivalue on
-/// every call (type_error for a kind it does not convert); the result only
-/// when the call is recorded.
-inline auto wrap_forward(InputObserver<at::Tensor>& observer, torch::jit::Module module,
-                         std::size_t store_n_calls = 3) {
-    Signature signature = signature_of(module);
-    // The result is forward's IValue, untouched: only a recorded call converts it (to store its tensors).
-    auto call = [module](Args<at::Tensor> args, Kwargs<at::Tensor> kwargs) mutable -> c10::IValue {
+///   auto lstm = yobx::libtorch::wrap_method(observer, module, "forward__0");
+///   lstm({x, state});
+/// The signature comes from the method's schema (signature_of). Positional arguments
+/// are given by position, keyword arguments by name; the result is the method's
+/// IValue as it returned it. The arguments are converted with from_ivalue on every
+/// call (type_error for a kind it does not convert); the result only when the call
+/// is recorded. A module without that method throws value_error naming it.
+inline auto wrap_method(InputObserver<at::Tensor>& observer, torch::jit::Module module, const std::string& method,
+                        std::size_t store_n_calls = 3) {
+    Signature signature = signature_of(module, method);
+    // The result is the method's IValue, untouched: only a recorded call converts it (to store its tensors).
+    auto call = [m = module.get_method(method)](Args<at::Tensor> args, Kwargs<at::Tensor> kwargs) -> c10::IValue {
         std::vector<c10::IValue> in;
         in.reserve(args.size());
         for (const auto& a : args) in.push_back(to_ivalue(a));
         torch::jit::Kwargs kw;
         for (const auto& [k, x] : kwargs) kw.emplace(k, to_ivalue(x));
-        return module.forward(std::move(in), kw);
+        return m(std::move(in), kw);
     };
     auto recorded = observer.wrap(std::move(call), std::move(signature), store_n_calls);
     return [recorded](std::vector<c10::IValue> inputs, const torch::jit::Kwargs& kwargs = {}) mutable {
@@ -336,6 +336,14 @@ inline auto wrap_forward(InputObserver<at::Tensor>& observer, torch::jit::Module
         for (const auto& [k, x] : kwargs) kw.insert_or_assign(k, from_ivalue(x));
         return recorded(std::move(args), std::move(kw));
     };
+}
+
+/// wrap_method for `forward`:
+///   auto forward = yobx::libtorch::wrap_forward(observer, module);
+///   forward({input_ids}, {{"attention_mask", mask}});
+inline auto wrap_forward(InputObserver<at::Tensor>& observer, torch::jit::Module module,
+                         std::size_t store_n_calls = 3) {
+    return wrap_method(observer, std::move(module), "forward", store_n_calls);
 }
 
 /// The bytes of a torch.save file holding `v` (registered nodes as lists of their children), which

@@ -139,11 +139,15 @@ public:
                std::to_string(kwargs_.size()) + "{...}, cst_kwargs=" + V::dict(cst_kwargs_).repr() + ")";
     }
 
-    /// The arguments value_if_missing supplied in this call (names; "*args[j]" for an *args item).
+    /// The arguments value_if_missing supplied in this call (names; "*args[j]" for an item of *args).
     const std::vector<std::string>& filled() const noexcept { return filled_; }
+    /// The other keyword arguments the call passed that are neither tensors nor constants (a scalar
+    /// or None that differs from its parameter's default): not exported, kept to replay the call.
+    const Kwargs<T>& other_kwargs() const noexcept { return other_kwargs_; }
 
     // Used by InputObserverInfo.
     void set_filled(std::vector<std::string> names) { filled_ = std::move(names); }
+    void set_other_kwargs(Kwargs<T> kwargs) { other_kwargs_ = std::move(kwargs); }
     void set_aligned(std::vector<std::optional<T>> flat) { aligned_ = std::move(flat); }
     void reset_alignment() noexcept { aligned_.reset(); }
 
@@ -153,6 +157,7 @@ private:
     Kwargs<T> cst_kwargs_;
     std::vector<T> flat_list_;
     std::vector<std::string> filled_;
+    Kwargs<T> other_kwargs_;
     std::optional<std::vector<std::optional<T>>> aligned_;
 };
 

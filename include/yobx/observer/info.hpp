@@ -26,6 +26,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -71,6 +72,44 @@ template <class T>
 Value<T> default_as_value(const DefaultValue& d) {
     if (!d.value()) return Value<T>();
     return std::visit([](const auto& x) { return Value<T>(x); }, *d.value());
+}
+
+// The first place where two values of one argument hold different non-tensor leaves (an int, a
+// float, a str, None): its path (`image_shapes[0][1]`, `extra['scale']`) and the two values.
+// torch.export specializes such values, so calls that differ there cannot be one export. Where
+// the structures differ, the tensor counts judge (alignment's own error).
+template <class T>
+std::optional<std::tuple<std::string, Value<T>, Value<T>>> constant_difference(const Value<T>& a, const Value<T>& b,
+                                                                              const std::string& path) {
+    using V = Value<T>;
+    using K = typename V::Kind;
+    const auto leaf = [](const V& v) { return v.is_scalar() || v.is_none(); };
+    if (leaf(a) || leaf(b)) {
+        if ((leaf(a) != leaf(b) && !a.is_tensor() && !b.is_tensor()) || (leaf(a) && leaf(b) && !python_equal(a, b)))
+            return std::tuple{path, a, b};
+        return std::nullopt;
+    }
+    if (a.kind() != b.kind()) return std::nullopt;  // tensors, or a structure the tensor counts judge
+    if (a.kind() == K::list || a.kind() == K::tuple) {
+        if (a.items().size() != b.items().size()) return std::nullopt;
+        for (std::size_t i = 0; i < a.items().size(); ++i)
+            if (auto d = constant_difference(a.items()[i], b.items()[i], path + "[" + std::to_string(i) + "]")) return d;
+    } else if (a.kind() == K::dict) {
+        for (const auto& [k, x] : a.dict()) {
+            const auto it = b.dict().find(k);
+            if (it == b.dict().end()) continue;
+            if (auto d = constant_difference(x, it->second, path + "[" + repr_string(k) + "]")) return d;
+        }
+    } else if (a.kind() == K::custom) {
+        const auto& ca = a.custom();
+        const auto& cb = b.custom();
+        if (ca.children.size() != cb.children.size()) return std::nullopt;
+        for (std::size_t i = 0; i < ca.children.size(); ++i)
+            if (auto d = constant_difference(ca.children[i], cb.children[i],
+                                             path + (ca.keys.empty() ? "[" + std::to_string(i) + "]" : "." + ca.keys[i])))
+                return d;
+    }
+    return std::nullopt;
 }
 
 inline std::string repr_names(const std::vector<std::string>& names) {
@@ -168,13 +207,18 @@ public:
         check_binding(args, kwargs);
         Kwargs<T> cst;
         Kwargs<T> kept;
+        Kwargs<T> other;  // not exported; kept to replay the call
         for (auto& [k, v] : kwargs) {
             if (v.is_scalar()) {
                 auto d = defaults_.find(k);
                 if (sig_.has_named(k) && d != defaults_.end() && !detail::python_equal(v, d->second)) cst.append_unique(k, v);
+                else if (!is_default(k, v)) other.append_unique(k, v);
                 continue;
             }
-            if (v.is_none()) continue;
+            if (v.is_none()) {
+                if (!is_default(k, v)) other.append_unique(k, v);
+                continue;
+            }
             kept.append_unique(k, std::move(v));
         }
         std::vector<std::string> filled;
@@ -189,7 +233,9 @@ public:
                         ", only " + std::to_string(args.size()) + " were given.");
                 if (args[k].is_none()) {
                     args[k] = v;
-                    filled.push_back(k < sig_.num_positional() ? sig_[k].name : "*args[" + std::to_string(k - sig_.num_positional()) + "]");
+                    filled.push_back(k < sig_.num_positional() ? sig_[k].name
+                                                               : "*" + sig_.var_positional()->first + "[" +
+                                                                     std::to_string(k - sig_.num_positional()) + "]");
                 }
                 continue;
             }
@@ -208,7 +254,48 @@ public:
         }
         InputCandidate<T> c(std::move(args), order_kwargs(std::move(kept)), order_kwargs(std::move(cst)), clone);
         c.set_filled(std::move(filled));
+        c.set_other_kwargs(order_kwargs(std::move(other)));
         return c;
+    }
+
+    /// The call `index` as it was made, as the tuple (args, kwargs): what value_if_missing supplied
+    /// is left out (None in place of a positional argument), the constants and the other scalar or
+    /// None keywords the call passed are in.
+    V observed_arguments(std::size_t index) const {
+        check_index(index);
+        const InputCandidate<T>& c = inputs_[index];
+        const auto& filled = c.filled();
+        const auto was_filled = [&](const std::string& key) { return std::find(filled.begin(), filled.end(), key) != filled.end(); };
+        typename V::List args = c.args();
+        const auto var = sig_.var_positional();
+        for (std::size_t i = 0; i < args.size(); ++i)
+            if (was_filled(i < sig_.num_positional() ? sig_[i].name
+                                                     : "*" + var->first + "[" + std::to_string(i - sig_.num_positional()) + "]"))
+                args[i] = V();
+        Kwargs<T> kwargs;
+        for (const auto& [k, v] : c.kwargs())
+            if (!was_filled(k)) kwargs.append_unique(k, v);
+        for (const auto& [k, v] : c.cst_kwargs()) kwargs.append_unique(k, v);
+        for (const auto& [k, v] : c.other_kwargs()) kwargs.append_unique(k, v);
+        return V::tuple({V::tuple(std::move(args)), V::dict(order_kwargs(std::move(kwargs)))});
+    }
+
+    /// The arguments infer_arguments(index) gives that the call `index` did not pass: those
+    /// value_if_missing supplied and those with no tensor in the call, in the best candidate's order.
+    std::vector<std::string> filled_arguments(std::size_t index) {
+        align_inputs_none_values();
+        check_index(index);
+        const InputCandidate<T>& c = inputs_[index];
+        const auto& aligned = c.aligned_flat_list();
+        std::vector<std::string> out;
+        for (const Slot& s : slots_) {
+            const bool none = s.count > 0 && std::none_of(aligned.begin() + static_cast<std::ptrdiff_t>(s.offset),
+                                                          aligned.begin() + static_cast<std::ptrdiff_t>(s.offset + s.count),
+                                                          [](const auto& t) { return t.has_value(); });
+            const auto& filled = c.filled();
+            if (none || std::find(filled.begin(), filled.end(), s.key) != filled.end()) out.push_back(s.key);
+        }
+        return out;
     }
 
     /// Stores one recorded call with its outputs and latency.
@@ -402,8 +489,7 @@ public:
     /// Phase 4 from the stored call `index`.
     V infer_arguments(std::size_t index, const ArgumentsOptions& options = {}) {
         align_inputs_none_values();
-        if (index >= inputs_.size())
-            throw value_error("No stored input set for index=" + std::to_string(index) + "<" + std::to_string(inputs_.size()) + ".");
+        check_index(index);
         return build_arguments(inputs_[index].aligned_flat_list(), options);
     }
 
@@ -500,6 +586,14 @@ public:
             }
             while (!args.empty() && args.back().is_none()) args.pop_back();
             out.emplace_back(std::move(args), std::move(kwargs), std::move(cst), false);
+            std::vector<std::string> filled;
+            for (const auto& name : c.filled())
+                if (std::find(names.begin(), names.end(), name) == names.end()) filled.push_back(name);
+            out.back().set_filled(std::move(filled));
+            Kwargs<T> other;
+            for (const auto& [k, v] : c.other_kwargs())
+                if (std::find(names.begin(), names.end(), k) == names.end()) other.append_unique(k, v);
+            out.back().set_other_kwargs(std::move(other));
         }
         inputs_ = std::move(out);
         refresh();
@@ -679,7 +773,7 @@ private:
         const std::size_t n = inputs_.size();
         const auto filled = [&](std::size_t f, std::size_t c) {
             const auto& names = inputs_[c].filled();
-            return std::find(names.begin(), names.end(), slots_[slot_of(f)].name) != names.end();
+            return std::find(names.begin(), names.end(), slots_[slot_of(f)].key) != names.end();
         };
         for (const bool observed_pass : {true, false}) {
             if (!observed_pass && !assumed) break;
@@ -774,6 +868,18 @@ private:
     void check_captured() const {
         if (inputs_.empty()) throw runtime_error("No inputs were captured.");
     }
+    void check_index(std::size_t index) const {
+        check_captured();
+        if (index >= inputs_.size())
+            throw value_error("No stored input set for index=" + std::to_string(index) + "<" + std::to_string(inputs_.size()) + ".");
+    }
+
+    // Is v the default of the named parameter k (None for a None default)?
+    bool is_default(const std::string& k, const V& v) const {
+        const auto i = sig_.find(k);
+        if (!i || !sig_.has_named(k) || !sig_[*i].default_value) return false;
+        return detail::python_equal(v, detail::default_as_value<T>(*sig_[*i].default_value));
+    }
 
     void refresh() {
         aligned_ = false;
@@ -830,6 +936,13 @@ private:
         return out;
     }
 
+    // The names of the arguments a call passed by keyword, in its (the signature's) order.
+    static std::vector<std::string> keyword_names(const InputCandidate<T>& c) {
+        std::vector<std::string> out;
+        for (const auto& kv : c.kwargs()) out.push_back(kv.first);
+        return out;
+    }
+
     // One past the last *args item that is not None (0 when there is none).
     std::size_t present_varargs_end(const InputCandidate<T>& c) const {
         std::size_t end = 0;
@@ -873,20 +986,50 @@ private:
 
     std::size_t slot_of(std::size_t flat) const { return flat_slot_[flat]; }
 
+    // The constants of a call bound to the signature, in its order: the scalars that differ from
+    // their parameter's non-None default, passed by keyword (the constant kwargs) or by position.
+    // `f(x, False)` and `f(x, add=False)` have the same constants.
+    Kwargs<T> bound_constants(const InputCandidate<T>& c) const {
+        Kwargs<T> out;
+        const auto differs = [&](const std::string& name, const V& v) {
+            const auto d = defaults_.find(name);
+            return v.is_scalar() && d != defaults_.end() && !detail::python_equal(v, d->second);
+        };
+        for (std::size_t i = 0; i < std::min(c.args().size(), sig_.num_positional()); ++i)
+            if (differs(sig_[i].name, c.args()[i])) out.append_unique(sig_[i].name, c.args()[i]);
+        for (const auto& [k, v] : c.cst_kwargs())
+            if (!defaults_.contains(k) || differs(k, v)) out.insert_or_assign(k, v);
+        return order_kwargs(std::move(out));
+    }
+
     void align_with(InputCandidate<T>& c) {
         const InputCandidate<T>& best = inputs_[best_];
-        if (!detail::python_equal(c.cst_kwargs(), best.cst_kwargs()))
-            throw runtime_error("Two calls were made with different constant values, " + V::dict(c.cst_kwargs()).repr() +
-                                " != " + V::dict(best.cst_kwargs()).repr());
+        if (const Kwargs<T> mine = bound_constants(c), theirs = bound_constants(best); !detail::python_equal(mine, theirs))
+            throw runtime_error("Two calls were made with different constant values, " + V::dict(mine).repr() +
+                                " != " + V::dict(theirs).repr());
         std::vector<std::optional<T>> flat;
         flat.reserve(best.size());
         for (const Slot& s : slots_) {
             const V* v = lookup(c, s);
-            if (s.positional && !s.varargs && v && v->is_scalar()) {
+            // A scalar passed by position to a parameter without a non-None default: compared as passed.
+            if (s.positional && !s.varargs && v && v->is_scalar() && !defaults_.contains(s.name)) {
                 const V& b = best.args()[s.position];
                 if (b.is_scalar() && !detail::python_equal(*v, b))
                     throw runtime_error("Two calls were made with different constant values, " +
                                         V::dict({{s.name, *v}}).repr() + " != " + V::dict({{s.name, b}}).repr());
+            }
+            // Ints, floats, strings inside a container: torch.export specializes them, never drop them.
+            if (v && (v->kind() == V::Kind::list || v->kind() == V::Kind::tuple || v->kind() == V::Kind::dict ||
+                      v->kind() == V::Kind::custom)) {
+                const V* b = lookup(best, s);
+                const std::string path =
+                    s.varargs ? s.name + "[" + std::to_string(s.position - sig_.num_positional()) + "]" : s.name;
+                if (b && !b->is_none())
+                    if (auto d = detail::constant_difference(*v, *b, path))
+                        throw runtime_error("Two calls were made with different constant values, " +
+                                            V::dict({{std::get<0>(*d), std::get<1>(*d)}}).repr() + " != " +
+                                            V::dict({{std::get<0>(*d), std::get<2>(*d)}}).repr() +
+                                            " (torch.export specializes the ints, floats and strings inside an input)");
             }
             std::vector<T> tensors = v ? tree_leaves(*v) : std::vector<T>{};
             const std::size_t n = tensors.size();
@@ -901,8 +1044,8 @@ private:
                                         " tensors but previously got " + std::to_string(it->second) +
                                         " tensors. Inference is impossible in that case.");
                 throw runtime_error("Named argument " + detail::repr_string(s.name) + " has " + std::to_string(n) +
-                                    " tensors but previously got " + std::to_string(it->second) +
-                                    " tensors. Inference is impossible in that case.");
+                                    " tensors but previously got " + std::to_string(it->second) + " tensors in kwargs=" +
+                                    detail::repr_names(keyword_names(c)) + ". Inference is impossible in that case.");
             }
             captured_[s.key] = n;
             for (auto& t : tensors) flat.emplace_back(std::move(t));
@@ -968,11 +1111,34 @@ private:
         if (s.varargs) return s.name + "_" + std::to_string(s.position - sig_.num_positional());
         return s.name;
     }
+    // `<input>_dim_<axis>`, the reference's label, whatever the tensor's place in its argument.
     std::string generated_label(std::size_t flat, std::int64_t axis) const {
+        return input_label(slots_[slot_of(flat)]) + "_dim_" + std::to_string(axis);
+    }
+    // A generated label no other group has: `<input>_dim_<axis>`; when another group has it,
+    // `<input>_<index>_dim_<axis>` (the tensor's index in its argument), then `_2`, `_3`, ...
+    std::string unique_label(std::size_t flat, std::int64_t axis, const std::set<std::string>& taken) const {
         const Slot& s = slots_[slot_of(flat)];
-        std::string base = input_label(s);
-        if (s.count > 1) base += "_" + std::to_string(flat - s.offset);
-        return base + "_dim_" + std::to_string(axis);
+        std::string label = generated_label(flat, axis);
+        if (!taken.contains(label)) return label;
+        const std::string base = s.count > 1 ? input_label(s) + "_" + std::to_string(flat - s.offset) + "_dim_" +
+                                                   std::to_string(axis)
+                                             : label;
+        label = base;
+        for (int k = 2; taken.contains(label); ++k) label = base + "_" + std::to_string(k);
+        return label;
+    }
+    // The sizes one dynamic axis took in each call; nullopt where the call had no tensor there, or
+    // one value_if_missing gave (it was not observed).
+    std::vector<std::optional<std::int64_t>> observed_sizes(std::size_t f, std::int64_t axis) const {
+        std::vector<std::optional<std::int64_t>> seq;
+        const auto& shapes = shapes_at(f);
+        for (std::size_t c = 0; c < shapes.size(); ++c) {
+            const auto& names = inputs_[c].filled();
+            const bool filled = std::find(names.begin(), names.end(), slots_[slot_of(f)].key) != names.end();
+            seq.push_back(shapes[c] && !filled ? std::optional((*shapes[c])[static_cast<std::size_t>(axis)]) : std::nullopt);
+        }
+        return seq;
     }
 
     std::vector<std::vector<std::optional<std::string>>> label_dims(const std::vector<std::vector<std::int64_t>>& dims,
@@ -991,6 +1157,9 @@ private:
                     by_name.emplace_back(ref.name(), &m);
                 }
             }
+            // The axes not named: generated labels, shared by the axes observed with the same sizes.
+            std::set<std::string> taken;
+            std::map<std::string, std::vector<std::optional<std::int64_t>>> generated;
             for (std::size_t f = 0; f < dims.size(); ++f) {
                 const Slot& s = slots_[slot_of(f)];
                 const std::map<std::int64_t, std::string>* m = nullptr;
@@ -998,8 +1167,20 @@ private:
                     if (n == s.name) m = mm;
                 for (std::size_t i = 0; i < dims[f].size(); ++i) {
                     const auto axis = dims[f][i];
-                    if (m && m->contains(axis)) out[f][i] = m->at(axis);
-                    else out[f][i] = generated_label(f, axis);
+                    if (m && m->contains(axis)) {
+                        out[f][i] = m->at(axis);
+                        continue;
+                    }
+                    const auto seq = observed_sizes(f, axis);
+                    const auto same = generated.find(generated_label(f, axis));
+                    if (same != generated.end() && same->second == seq) {
+                        out[f][i] = same->first;
+                        continue;
+                    }
+                    std::string label = unique_label(f, axis, taken);
+                    taken.insert(label);
+                    generated.try_emplace(label, seq);
+                    out[f][i] = std::move(label);
                 }
             }
             return out;
@@ -1013,13 +1194,11 @@ private:
         for (const bool complete_pass : {true, false}) {
             for (std::size_t f = 0; f < dims.size(); ++f) {
                 if (dims[f].empty()) continue;
-                const auto& shapes = shapes_at(f);
-                const bool complete = std::all_of(shapes.begin(), shapes.end(), [](const auto& x) { return x.has_value(); });
+                const Seq first = observed_sizes(f, dims[f].front());
+                const bool complete = std::all_of(first.begin(), first.end(), [](const auto& x) { return x.has_value(); });
                 if (complete != complete_pass) continue;
                 for (std::size_t i = 0; i < dims[f].size(); ++i) {
-                    Seq seq;
-                    for (const auto& sh : shapes)
-                        seq.push_back(sh ? std::optional((*sh)[static_cast<std::size_t>(dims[f][i])]) : std::nullopt);
+                    Seq seq = observed_sizes(f, dims[f][i]);
                     std::size_t g = 0;
                     for (; g < group_seq.size(); ++g) {
                         bool agree = true;
@@ -1055,8 +1234,7 @@ private:
         for (std::size_t g = 0; g < members.size(); ++g) {
             if (group_label[g]) continue;
             const auto [f, i] = members[g].front();
-            std::string label = generated_label(f, dims[f][i]);
-            for (int k = 2; taken.contains(label); ++k) label = generated_label(f, dims[f][i]) + "_" + std::to_string(k);
+            std::string label = unique_label(f, dims[f][i], taken);
             taken.insert(label);
             group_label[g] = std::move(label);
         }
