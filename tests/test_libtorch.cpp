@@ -230,17 +230,80 @@ TEST_CASE("a TorchScript module with an optional argument absent in some calls: 
           "(Tensor(shape=[2, 3], dtype=float32), Tensor(shape=[2, 3], dtype=float32))");
     CHECK(observer.infer_arguments(std::size_t{0})[1].tensor().equal(at::zeros({2, 3})));
 
-    // The arguments yobx infers run the module again; its outputs match the recorded ones.
+    // Each call replayed as it was made runs the module again; its outputs match the recorded ones.
     const auto discrepancies = observer.check_discrepancies([&](const TV& args_kwargs) {
         std::vector<c10::IValue> inputs;
         for (const auto& a : args_kwargs[0].items()) inputs.push_back(to_ivalue(a));
-        return from_ivalue(m.forward(inputs));
+        torch::jit::Kwargs kwargs;
+        for (const auto& [k, v] : args_kwargs[1].dict()) kwargs.emplace(k, to_ivalue(v));
+        return from_ivalue(m.forward(inputs, kwargs));
     });
     REQUIRE(discrepancies.size() == 3);
     for (const auto& d : discrepancies) {
         CHECK(d.success);
         CHECK(d.abs == 0.0);
     }
+}
+
+TEST_CASE("check_discrepancies replays a TorchScript call as made: an absent Optional[Tensor] is None") {
+    // The mask must have x's length, as an encoder's padding mask must: a filled mask of another length fails.
+    torch::jit::Module m("MaskedModel");
+    m.define(R"(
+def forward(self, x, mask: Optional[Tensor] = None):
+    if mask is not None:
+        assert mask.size(0) == x.size(0), "Mask size should match input size"
+        return x * mask
+    return x * 2.0
+)");
+    yobx::InputObserver<at::Tensor> observer;
+    auto forward = yobx::libtorch::wrap_forward(observer, m);
+    forward({at::ones({2})}, {{"mask", at::ones({2})}});
+    forward({at::ones({3})});
+    forward({at::ones({4})});
+    // The runner calls the module with what it is given: positional IValues, keywords by name.
+    const auto runner = [&](const TV& args_kwargs) {
+        std::vector<c10::IValue> inputs;
+        for (const auto& a : args_kwargs[0].items()) inputs.push_back(to_ivalue(a));
+        torch::jit::Kwargs kwargs;
+        for (const auto& [k, v] : args_kwargs[1].dict()) kwargs.emplace(k, to_ivalue(v));
+        return from_ivalue(m.forward(inputs, kwargs));
+    };
+    const auto observed = observer.check_discrepancies(runner);
+    REQUIRE(observed.size() == 3);
+    for (const auto& d : observed) {
+        CHECK(d.success);
+        CHECK(d.abs == 0.0);
+        CHECK(d.filled.empty());
+    }
+    // The inferred arguments fill the mask with zeros of its only observed shape, [2]: the model refuses it.
+    const auto inferred = observer.check_discrepancies(runner, 1e-4, 0.1, yobx::Replay::inferred);
+    CHECK(inferred[0].success);
+    CHECK(inferred[1].filled == std::vector<std::string>{"mask"});
+    CHECK_FALSE(inferred[1].success);
+    CHECK(inferred[1].error.find("Mask size should match input size") != std::string::npos);
+}
+
+TEST_CASE("wrap_method observes a method other than forward, as scripted nn.LSTM has (forward__0)") {
+    torch::jit::Module m("TwoMethods");
+    m.define(R"(
+def forward__0(self, x, h: Optional[Tensor] = None):
+    if h is None:
+        return x + 1.0
+    return x + h
+
+def forward(self, x):
+    return x
+)");
+    yobx::InputObserver<at::Tensor> observer;
+    auto call = yobx::libtorch::wrap_method(observer, m, "forward__0");
+    CHECK(call({at::ones({2, 3})}).toTensor().sum().item<double>() == 12.0);
+    call({at::ones({4, 3}), at::ones({4, 3})});
+    call({at::ones({5, 3}), at::ones({5, 3})});
+    CHECK(observer.num_obs() == 3);
+    CHECK(observer.info().signature().to_string() == "(x, h=None)");
+    CHECK(observer.infer_dynamic_shapes().to_python() == "({0: torch.export.Dim.DYNAMIC}, {0: torch.export.Dim.DYNAMIC})");
+    CHECK(error_of<yobx::value_error>([&] { (void)yobx::libtorch::wrap_method(observer, m, "forward__1"); }) ==
+          "signature_of: the module has no method 'forward__1'");
 }
 
 TEST_CASE("wrap_forward returns forward's IValue as is; only a recorded call converts it") {
