@@ -535,6 +535,16 @@ TEST_CASE("set_batch_dimension_for=True: an input present in some calls only sha
           "({0: 'batch_size', 1: 'sequence_length'}, {0: 'pixel_values_dim_0'})");
 }
 
+TEST_CASE("a container with one tensor keeps its structure, as torch.export's dynamic_shapes must") {
+    Obs obs;
+    auto f = obs.wrap(first_tensor, xy);
+    f({tensor({2})}, {{"y", V::list({tensor({3})})}});
+    f({tensor({4})}, {{"y", V::list({tensor({5})})}});
+    // The reference flattens it: {'x': {0: 'x_dim_0'}, 'y': {0: 'y_dim_0'}}.
+    CHECK(obs.infer_dynamic_shapes({.dim_names = true}).to_python_strings() ==
+          "{'x': {0: 'x_dim_0'}, 'y': [{0: 'y_dim_0'}]}");
+}
+
 TEST_CASE("generated labels are <input>_dim_<axis>; a second group of the same input gets its container index") {
     // As the reference names them: no container index where the axes agree.
     Obs obs;
