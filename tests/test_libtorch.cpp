@@ -498,6 +498,40 @@ TEST_CASE("kernel_patch overrides an aten kernel for one dispatch key inside a P
     }
 }
 
+
+YOBX_PATCH_SOURCE(relu_inplace_as_doubled_abs,
+at::Tensor& relu_inplace_as_doubled_abs(at::Tensor& self) {
+    ++kernel_calls;
+    return self.abs_().mul_(2);
+}
+) YOBX_PATCH_SOURCE_END
+
+TEST_CASE("a scripted model calls in-place kernels: list the operators it calls and patch the one it calls") {
+    torch::jit::Module block("Block");
+    block.define("def forward(self, x):\n    y = x * 2.0\n    return torch.relu_(y)\n");
+    torch::jit::Module model("Model");
+    model.register_module("block", block);
+    model.define("def forward(self, x):\n    y = self.block.forward(x)\n    if bool(y.sum() > 0.0):\n        y.add_(1.0)\n    return y\n");
+    const std::vector<std::string> ops = yobx::libtorch::called_operators(model);
+    CHECK(ops == std::vector<std::string>{"aten::mul", "aten::relu_", "aten::sum", "aten::gt", "aten::Bool", "aten::add_"});
+    CHECK(error_of<yobx::value_error>([&] { (void)yobx::libtorch::called_operators(model, "generate"); }) ==
+          "called_operators: the module has no method 'generate'");
+
+    const at::Tensor x = torch::tensor({-1.0, 2.0});
+    kernel_calls = 0;
+    {
+        // aten::relu is not what the model calls: its override never runs.
+        auto guard = yobx::libtorch::override_kernel("aten::relu", c10::DispatchKey::CPU, &relu_as_doubled_abs);
+        CHECK(model.forward({x}).toTensor().equal(torch::tensor({1.0, 5.0})));
+        CHECK(kernel_calls == 0);
+    }
+    {
+        auto guard = yobx::libtorch::override_kernel("aten::relu_", c10::DispatchKey::CPU, &relu_inplace_as_doubled_abs);
+        CHECK(model.forward({x}).toTensor().equal(torch::tensor({5.0, 9.0})));
+        CHECK(kernel_calls == 1);
+    }
+}
+
 TEST_CASE("the demo's model observed through wrap while it generates: exact arguments and dynamic shapes") {
     tiny_llm::TinyLLM model = tiny_llm::make_model();
     CHECK(tiny_llm::forward_signature().to_string() ==

@@ -197,3 +197,17 @@ TEST_CASE("DynamicShapes is read like the Python literal it prints") {
     CHECK(error_of<yobx::value_error>([] { yobx::DynamicShapes::tensor({{1, "a"}, {0, "b"}}); }) ==
           "DynamicShapes::tensor: axes must be increasing, got 1 then 0");
 }
+
+TEST_CASE("square images share one label for H and W; a non-square call or names keep them apart") {
+    Obs obs;
+    auto f = obs.wrap(first_tensor, Signature{param("x")});
+    f({tensor({1, 3, 64, 64})}, {});
+    f({tensor({1, 3, 96, 96})}, {});
+    CHECK(obs.infer_dynamic_shapes({.dim_names = true}).to_python_strings() == "({2: 'x_dim_2', 3: 'x_dim_2'},)");
+    // Named: the names given, whatever the sizes.
+    CHECK(obs.infer_dynamic_shapes({.dim_names = {{"x", {{2, "height"}, {3, "width"}}}}}).to_python_strings() ==
+          "({2: 'height', 3: 'width'},)");
+    // One non-square call is enough.
+    f({tensor({1, 3, 64, 80})}, {});
+    CHECK(obs.infer_dynamic_shapes({.dim_names = true}).to_python_strings() == "({2: 'x_dim_2', 3: 'x_dim_3'},)");
+}

@@ -90,6 +90,10 @@ def make(name):
     elif name == "encoder":
         layer = nn.TransformerEncoderLayer(d_model=32, nhead=4, dim_feedforward=64, dropout=0.0, batch_first=True)
         model = nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False)
+    elif name == "fasterrcnn":
+        import torchvision
+        model = torchvision.models.detection.fasterrcnn_mobilenet_v3_large_fpn(
+            weights=None, weights_backbone=None, num_classes=3)
     else:
         raise ValueError(f"unknown model {name!r}")
     return model.eval()

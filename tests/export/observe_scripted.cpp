@@ -2,11 +2,14 @@
 // then writes what check_export.py exports with the real torch.export:
 // <name>_export_args.pt (infer_export_arguments), <name>_dynamic_shapes.py
 // (to_python() as printed), <name>_derived_shapes.py (to_python() with
-// derived_dims) and <name>_calls.pt (every call's arguments).
-//   observe_scripted <resnet18|encoder> <module.pt> <output directory>
+// derived_dims) and <name>_calls.pt (every call's arguments). The detector
+// (fasterrcnn) is only observed, and its calls replayed on the module.
+//   observe_scripted <resnet18|encoder|fasterrcnn> <module.pt> <output directory>
 #include <yobx/adapters/libtorch.hpp>
 
 #include <torch/script.h>
+
+#include <dlfcn.h>
 
 #include <cstdint>
 #include <fstream>
@@ -40,6 +43,12 @@ void call_encoder(auto& forward) {
     }
 }
 
+// A detector on lists of two images of different sizes.
+void call_detector(auto& forward) {
+    for (const auto& [h0, w0, h1, w1] : {std::tuple{96, 128, 112, 96}, std::tuple{128, 128, 96, 160}, std::tuple{160, 112, 128, 128}})
+        forward({c10::List<at::Tensor>({torch::rand({3, h0, w0}), torch::rand({3, h1, w1})})});
+}
+
 // The Python file check_export.py runs: `literal` is to_python()'s output, an expression, or code
 // ending in `dynamic_shapes = ...` (derived_dims).
 void write_python(const std::string& path, const std::string& name, const std::string& literal) {
@@ -57,6 +66,12 @@ int main(int argc, char** argv) {
         return 2;
     }
     const std::string name = argv[1], dir = argv[3];
+    if (name == "fasterrcnn") {
+        // A scripted torchvision detector calls torchvision::nms and torchvision::roi_align, which
+        // torchvision's own library registers: load it before torch::jit::load.
+        if (!dlopen(YOBX_TORCHVISION_OPS, RTLD_NOW | RTLD_GLOBAL))
+            throw std::runtime_error(std::string("cannot load torchvision's operators: ") + dlerror());
+    }
     torch::jit::Module module = torch::jit::load(argv[2]);
     module.eval();
     torch::NoGradGuard no_grad;
@@ -65,7 +80,24 @@ int main(int argc, char** argv) {
     auto forward = yobx::libtorch::wrap_forward(observer, module, /*store_n_calls=*/8);
     if (name == "resnet18") call_resnet(forward);
     else if (name == "encoder") call_encoder(forward);
+    else if (name == "fasterrcnn") call_detector(forward);
     else throw std::runtime_error("unknown model " + name);
+
+    // Each call replayed on the module as it was made.
+    const auto replay = observer.check_discrepancies([&](const yobx::Value<at::Tensor>& args_kwargs) {
+        std::vector<c10::IValue> inputs;
+        for (const auto& a : args_kwargs[0].items()) inputs.push_back(yobx::libtorch::to_ivalue(a));
+        torch::jit::Kwargs kwargs;
+        for (const auto& [k, v] : args_kwargs[1].dict()) kwargs.emplace(k, yobx::libtorch::to_ivalue(v));
+        return yobx::libtorch::from_ivalue(module.forward(inputs, kwargs));
+    });
+    for (const auto& d : replay)
+        if (!d.success) throw std::runtime_error("call " + std::to_string(d.index) + " replayed: " + d.error);
+    std::cout << name << ": " << replay.size() << " calls replayed as made, same outputs\n";
+    if (name == "fasterrcnn") {
+        std::cout << "dynamic_shapes = " << observer.infer_dynamic_shapes({.dim_names = true}).to_python() << "\n";
+        return 0;
+    }
 
     const yobx::DynamicShapes ds = observer.infer_dynamic_shapes({.dim_names = true});
     const yobx::DynamicShapes derived = observer.infer_dynamic_shapes({.dim_names = true, .derived_dims = true});

@@ -23,6 +23,7 @@
 #include <c10/util/Exception.h>
 #include <caffe2/serialize/inline_container.h>
 #include <torch/csrc/jit/api/module.h>
+#include <torch/csrc/jit/passes/inliner.h>
 #include <torch/csrc/jit/serialization/pickle.h>
 #include <torch/csrc/jit/serialization/pickler.h>
 #include <torch/library.h>
@@ -336,6 +337,29 @@ inline auto wrap_method(InputObserver<at::Tensor>& observer, torch::jit::Module 
         for (const auto& [k, x] : kwargs) kw.insert_or_assign(k, from_ivalue(x));
         return recorded(std::move(args), std::move(kw));
     };
+}
+
+/// The operators a method of a TorchScript module calls (`aten::relu_`, `aten::add_`, ...), in the
+/// order of their first call, the calls of its submodules inlined and the blocks of `if` and loops
+/// visited; the interpreter's own nodes (`prim::`) are left out. Scripted and traced models call the
+/// in-place kernels, so this is the list to patch (kernel_patch) from:
+///   called_operators(module)  // {"aten::_convolution", "aten::batch_norm", "aten::relu_", ...}
+/// A module without that method throws value_error naming it.
+inline std::vector<std::string> called_operators(const torch::jit::Module& module, const std::string& method = "forward") {
+    const auto m = module.find_method(method);
+    if (!m) throw value_error("called_operators: the module has no method '" + method + "'");
+    std::shared_ptr<torch::jit::Graph> graph = m->graph()->copy();
+    torch::jit::Inline(*graph);
+    std::vector<std::string> ops;
+    const auto visit = [&](const auto& self, torch::jit::Block* block) -> void {
+        for (torch::jit::Node* node : block->nodes()) {
+            const std::string kind = node->kind().toQualString();
+            if (kind.rfind("prim::", 0) != 0 && std::find(ops.begin(), ops.end(), kind) == ops.end()) ops.push_back(kind);
+            for (torch::jit::Block* b : node->blocks()) self(self, b);
+        }
+    };
+    visit(visit, graph->block());
+    return ops;
 }
 
 /// wrap_method for `forward`:
