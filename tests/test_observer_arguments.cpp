@@ -164,6 +164,11 @@ TEST_CASE("remove_inputs drops arguments by name or position; variadic parameter
           "remove_inputs: position 9 is beyond the signature (x, y=None, z=None, **kw)");
     obs.remove_inputs({"e"});
     CHECK(obs.infer_dynamic_shapes().to_python_strings() == "({0: torch.export.Dim.DYNAMIC},)");
+    // As the reference: a removal that removes nothing from any call is an error.
+    CHECK(error_of<yobx::value_error>([&] { obs.remove_inputs({"never_passed", 1}); }) ==
+          "No input in all candidates was removed from input_names=['never_passed', 1].");
+    // Nothing changed, not even the alignment.
+    CHECK(obs.info().inputs()[0].to_string() == "InputCandidate(1 args, 0 kwargs, 1 tensors, 1 aligned tensors)");
 }
 
 TEST_CASE("check_discrepancies runs a runner on every call and compares with the recorded outputs") {

@@ -129,7 +129,8 @@ public:
     void add(InputCandidate<T> candidate, TreeSpec output_spec, std::vector<T> flat_output, double latency);
 
     /// Removes arguments from every recorded call, by name or position (a position stands for its
-    /// parameter). `*args` and `**kwargs` cannot be removed; names present in no call are ignored.
+    /// parameter). `*args` and `**kwargs` cannot be removed; a name present in no call is
+    /// ignored, unless no name given is present in any call (value_error, as the reference).
     void remove_inputs(const std::vector<ArgRef>& inputs);
 
     const Signature& signature() const noexcept { return sig_; }

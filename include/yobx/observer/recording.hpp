@@ -151,7 +151,14 @@ void InputObserverInfo<T>::remove_inputs(const std::vector<ArgRef>& inputs) {
     }
     std::vector<InputCandidate<T>> out;
     out.reserve(inputs_.size());
+    bool removed = false;  // some call had one of them
+    const auto named = [&](const std::string& k) { return std::find(names.begin(), names.end(), k) != names.end(); };
     for (const auto& c : inputs_) {
+        for (const auto& kv : c.kwargs()) removed = removed || named(kv.first);
+        for (const auto& kv : c.cst_kwargs()) removed = removed || named(kv.first);
+        for (const auto& kv : c.other_kwargs()) removed = removed || named(kv.first);
+        for (std::size_t i = 0; i < std::min(c.args().size(), sig_.num_positional()); ++i)
+            removed = removed || (named(sig_[i].name) && !c.args()[i].is_none());
         Args<T> args = c.args();
         Kwargs<T> kwargs;
         for (const auto& [k, v] : c.kwargs())
@@ -184,6 +191,13 @@ void InputObserverInfo<T>::remove_inputs(const std::vector<ArgRef>& inputs) {
         for (const auto& [k, v] : c.other_kwargs())
             if (std::find(names.begin(), names.end(), k) == names.end()) other.append_unique(k, v);
         out.back().set_other_kwargs(std::move(other));
+    }
+    if (!removed) {
+        std::string list = "[";
+        for (std::size_t i = 0; i < inputs.size(); ++i)
+            list += (i ? ", " : "") + (inputs[i].is_position() ? std::to_string(inputs[i].position())
+                                                                 : detail::repr_string(inputs[i].name()));
+        throw value_error("No input in all candidates was removed from input_names=" + list + "].");
     }
     inputs_ = std::move(out);
     refresh();
