@@ -96,6 +96,8 @@ def make(name):
         model = torchvision.models.detection.fasterrcnn_mobilenet_v3_large_fpn(
             weights=None, weights_backbone=None, num_classes=3, min_size=128, max_size=192,
             rpn_pre_nms_top_n_test=100, rpn_post_nms_top_n_test=50, box_detections_per_img=10)
+    elif name == "lstm":
+        model = nn.LSTM(input_size=4, hidden_size=8, batch_first=True)
     else:
         raise ValueError(f"unknown model {name!r}")
     return model.eval()

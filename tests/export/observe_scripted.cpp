@@ -3,8 +3,9 @@
 // <name>_export_args.pt (infer_export_arguments), <name>_dynamic_shapes.py
 // (to_python() as printed), <name>_derived_shapes.py (to_python() with
 // derived_dims) and <name>_calls.pt (every call's arguments). The detector
-// (fasterrcnn) is only observed, and its calls replayed on the module.
-//   observe_scripted <resnet18|encoder|fasterrcnn> <module.pt> <output directory>
+// (fasterrcnn) and the LSTM (whose scripted method is forward__0) are only
+// observed, and their calls replayed on the module.
+//   observe_scripted <resnet18|encoder|fasterrcnn|lstm> <module.pt> <output directory>
 #include <yobx/adapters/libtorch.hpp>
 
 #include <torch/script.h>
@@ -49,6 +50,15 @@ void call_detector(auto& forward) {
         forward({c10::List<at::Tensor>({torch::rand({3, h0, w0}), torch::rand({3, h1, w1})})});
 }
 
+// An LSTM on batches of sequences, with its initial state (h0, c0) in some calls only.
+void call_lstm(auto& forward) {
+    for (const auto& [batch, seq, state] : {std::tuple{2, 5, true}, std::tuple{3, 7, false}, std::tuple{4, 6, true}}) {
+        const at::Tensor x = torch::randn({batch, seq, 4});
+        if (state) forward({x, c10::ivalue::Tuple::create(torch::randn({1, batch, 8}), torch::randn({1, batch, 8}))});
+        else forward({x});
+    }
+}
+
 // The Python file check_export.py runs: `literal` is to_python()'s output, an expression, or code
 // ending in `dynamic_shapes = ...` (derived_dims).
 void write_python(const std::string& path, const std::string& name, const std::string& literal) {
@@ -77,10 +87,13 @@ int main(int argc, char** argv) {
     torch::NoGradGuard no_grad;
     torch::manual_seed(0);
     yobx::InputObserver<at::Tensor> observer;
-    auto forward = yobx::libtorch::wrap_forward(observer, module, /*store_n_calls=*/8);
+    // A scripted nn.LSTM has no forward: its overloads are forward__0 (a tensor) and forward__1 (packed).
+    auto forward = yobx::libtorch::wrap_method(observer, module, name == "lstm" ? "forward__0" : "forward",
+                                               /*store_n_calls=*/8);
     if (name == "resnet18") call_resnet(forward);
     else if (name == "encoder") call_encoder(forward);
     else if (name == "fasterrcnn") call_detector(forward);
+    else if (name == "lstm") call_lstm(forward);
     else throw std::runtime_error("unknown model " + name);
 
     // Each call replayed on the module as it was made.
@@ -89,12 +102,12 @@ int main(int argc, char** argv) {
         for (const auto& a : args_kwargs[0].items()) inputs.push_back(yobx::libtorch::to_ivalue(a));
         torch::jit::Kwargs kwargs;
         for (const auto& [k, v] : args_kwargs[1].dict()) kwargs.emplace(k, yobx::libtorch::to_ivalue(v));
-        return yobx::libtorch::from_ivalue(module.forward(inputs, kwargs));
+        return yobx::libtorch::from_ivalue(module.get_method(name == "lstm" ? "forward__0" : "forward")(inputs, kwargs));
     });
     for (const auto& d : replay)
         if (!d.success) throw std::runtime_error("call " + std::to_string(d.index) + " replayed: " + d.error);
     std::cout << name << ": " << replay.size() << " calls replayed as made, same outputs\n";
-    if (name == "fasterrcnn") {
+    if (name == "fasterrcnn" || name == "lstm") {
         std::cout << "dynamic_shapes = " << observer.infer_dynamic_shapes({.dim_names = true}).to_python() << "\n";
         return 0;
     }
