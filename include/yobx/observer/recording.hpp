@@ -25,8 +25,8 @@
 namespace yobx {
 
 template <class T>
-InputObserverInfo<T>::InputObserverInfo(Signature signature,
-                                        ValueIfMissing<T> value_if_missing) : sig_(std::move(signature)), value_if_missing_(std::move(value_if_missing)) {
+InputObserverInfo<T>::InputObserverInfo(Signature signature, ValueIfMissing<T> value_if_missing)
+    : sig_(std::move(signature)), value_if_missing_(std::move(value_if_missing)) {
     for (const auto& p : sig_.parameters())
         if (p.default_value && !p.default_value->is_none()) defaults_.append_unique(p.name, detail::default_as_value<T>(*p.default_value));
     for (const auto& [key, v] : value_if_missing_) {
