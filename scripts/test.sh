@@ -61,7 +61,7 @@ if ! skipped fuzz; then
     mkdir -p build/fuzz
     for target in tests/fuzz/fuzz_*.cpp; do
         name=$(basename "$target" .cpp)
-        clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+        clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -D_GLIBCXX_ASSERTIONS \
             -Iinclude "$target" -o "build/fuzz/$name"
         corpus="build/fuzz/$name.corpus"
         rm -rf "$corpus"

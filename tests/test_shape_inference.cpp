@@ -201,6 +201,10 @@ TEST_CASE("values propagate through Cast, Gather, Slice, Squeeze and Unsqueeze")
     CHECK(str(si.cast(SymTensor::from_values({std::int64_t{1} << 40}), DType::int32)) == "SymTensor(int32, [1])");
     CHECK(str(si.gather(s, SymTensor::from_values({-1, 0}))) == "SymTensor(int64, [2], values=[7, a])");
     CHECK(str(si.gather(s, SymTensor({2, 1}, DType::int64))) == "SymTensor(int64, [2, 1])");
+    // Gather with a negative constant index into an axis of symbolic size: the shape, no value, no read of
+    // the absent size (issue 29: it read an empty std::optional).
+    CHECK(str(si.gather(SymTensor({a, 3}, DType::int64), SymTensor::from_values({-1, 0}))) == "SymTensor(int64, [2, 3])");
+    CHECK(str(si.gather(SymTensor({a}, DType::int64), SymTensor::scalar(-1))) == "SymTensor(int64, [])");
     CHECK(str(si.slice(s, SymTensor::from_values({1}), SymTensor::from_values({-1}))) ==
           "SymTensor(int64, [2], values=[3, 5])");
     CHECK(str(si.slice(s, SymTensor::from_values({-1}), SymTensor::from_values({0}), std::vector<std::int64_t>{0},

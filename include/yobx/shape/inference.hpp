@@ -138,7 +138,9 @@ public:
         if (indices.values())
             for (const auto& i : *indices.values()) {
                 const auto c = i.maybe_constant();
-                if (!c) break;
+                // A negative index into an axis of symbolic size has no constant position (and data with
+                // values has a constant length): nothing to pick.
+                if (!c || (*c < 0 && !dim)) break;
                 if (dim && (*c < -*dim || *c >= *dim))
                     throw value_error("Gather: index " + std::to_string(*c) + " is out of range for axis " + std::to_string(ax) +
                                       " of size " + std::to_string(*dim) + " (data shape " + format_shape(data.shape()) + ")");
