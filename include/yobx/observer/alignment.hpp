@@ -64,6 +64,13 @@ std::optional<std::tuple<std::string, Value<T>, Value<T>>> constant_difference(c
     return std::nullopt;
 }
 
+// The error of two calls whose constants differ, `why` after them.
+template <class T>
+runtime_error different_constants(const Kwargs<T>& mine, const Kwargs<T>& theirs, const std::string& why = "") {
+    return runtime_error("Two calls were made with different constant values, " + Value<T>::dict(mine).repr() +
+                         " != " + Value<T>::dict(theirs).repr() + why);
+}
+
 }  // namespace detail
 
 template <class T>
@@ -169,7 +176,7 @@ auto InputObserverInfo<T>::make_slots(const InputCandidate<T>& best) const -> st
         s.position = i;
         s.varargs = i >= sig_.num_positional();
         s.name = s.varargs ? var->first : sig_[i].name;
-        s.key = s.varargs ? "*" + var->first + "[" + std::to_string(i - sig_.num_positional()) + "]" : s.name;
+        s.key = positional_key(i);
         s.count = num_leaves(best.args()[i]);
         s.offset = offset;
         offset += s.count;
@@ -214,8 +221,7 @@ template <class T>
 void InputObserverInfo<T>::align_with(InputCandidate<T>& c) {
     const InputCandidate<T>& best = inputs_[best_];
     if (const Kwargs<T> mine = bound_constants(c), theirs = bound_constants(best); !detail::python_equal(mine, theirs))
-        throw runtime_error("Two calls were made with different constant values, " + V::dict(mine).repr() +
-                            " != " + V::dict(theirs).repr());
+        throw detail::different_constants(mine, theirs);
     std::vector<std::optional<T>> flat;
     flat.reserve(best.size());
     for (const Slot& s : slots_) {
@@ -224,8 +230,7 @@ void InputObserverInfo<T>::align_with(InputCandidate<T>& c) {
         if (s.positional && !s.varargs && v && v->is_scalar() && !defaults_.contains(s.name)) {
             const V& b = best.args()[s.position];
             if (b.is_scalar() && !detail::python_equal(*v, b))
-                throw runtime_error("Two calls were made with different constant values, " +
-                                    V::dict({{s.name, *v}}).repr() + " != " + V::dict({{s.name, b}}).repr());
+                throw detail::different_constants<T>({{s.name, *v}}, {{s.name, b}});
         }
         // Ints, floats, strings inside a container: torch.export specializes them, never drop them.
         if (v && (v->kind() == V::Kind::list || v->kind() == V::Kind::tuple || v->kind() == V::Kind::dict ||
@@ -235,10 +240,9 @@ void InputObserverInfo<T>::align_with(InputCandidate<T>& c) {
                 s.varargs ? s.name + "[" + std::to_string(s.position - sig_.num_positional()) + "]" : s.name;
             if (b && !b->is_none())
                 if (auto d = detail::constant_difference(*v, *b, path))
-                    throw runtime_error("Two calls were made with different constant values, " +
-                                        V::dict({{std::get<0>(*d), std::get<1>(*d)}}).repr() + " != " +
-                                        V::dict({{std::get<0>(*d), std::get<2>(*d)}}).repr() +
-                                        " (torch.export specializes the ints, floats and strings inside an input)");
+                    throw detail::different_constants<T>(
+                        {{std::get<0>(*d), std::get<1>(*d)}}, {{std::get<0>(*d), std::get<2>(*d)}},
+                        " (torch.export specializes the ints, floats and strings inside an input)");
         }
         std::vector<T> tensors = v ? tree_leaves(*v) : std::vector<T>{};
         const std::size_t n = tensors.size();

@@ -34,8 +34,7 @@ std::vector<std::string> InputObserverInfo<T>::filled_arguments(std::size_t inde
         const bool none = s.count > 0 && std::none_of(aligned.begin() + static_cast<std::ptrdiff_t>(s.offset),
                                                       aligned.begin() + static_cast<std::ptrdiff_t>(s.offset + s.count),
                                                       [](const auto& t) { return t.has_value(); });
-        const auto& filled = c.filled();
-        if (none || std::find(filled.begin(), filled.end(), s.key) != filled.end()) out.push_back(s.key);
+        if (none || c.is_filled(s.key)) out.push_back(s.key);
     }
     return out;
 }

@@ -14,11 +14,13 @@
 #include <yobx/treespec.hpp>
 #include <yobx/value.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -141,6 +143,10 @@ public:
 
     /// The arguments value_if_missing supplied in this call (names; "*args[j]" for an item of *args).
     const std::vector<std::string>& filled() const noexcept { return filled_; }
+    /// Did value_if_missing supply the argument `key` (a name, or "*args[j]") in this call?
+    bool is_filled(std::string_view key) const {
+        return std::find(filled_.begin(), filled_.end(), key) != filled_.end();
+    }
     /// The other keyword arguments the call passed that are neither tensors nor constants (a scalar
     /// or None that differs from its parameter's default): not exported, kept to replay the call.
     const Kwargs<T>& other_kwargs() const noexcept { return other_kwargs_; }

@@ -131,10 +131,7 @@ std::vector<DimSeries> InputObserverInfo<T>::dim_series(const std::vector<std::v
     std::vector<DimSeries> out;
     std::map<std::string, std::size_t> index;
     const std::size_t n = inputs_.size();
-    const auto filled = [&](std::size_t f, std::size_t c) {
-        const auto& names = inputs_[c].filled();
-        return std::find(names.begin(), names.end(), slots_[slot_of(f)].key) != names.end();
-    };
+    const auto filled = [&](std::size_t f, std::size_t c) { return inputs_[c].is_filled(slots_[slot_of(f)].key); };
     for (const bool observed_pass : {true, false}) {
         if (!observed_pass && !assumed) break;
         for (std::size_t f = 0; f < dims.size(); ++f) {
@@ -278,8 +275,7 @@ std::vector<std::optional<std::int64_t>> InputObserverInfo<T>::observed_sizes(st
     std::vector<std::optional<std::int64_t>> seq;
     const auto& shapes = shapes_at(f);
     for (std::size_t c = 0; c < shapes.size(); ++c) {
-        const auto& names = inputs_[c].filled();
-        const bool filled = std::find(names.begin(), names.end(), slots_[slot_of(f)].key) != names.end();
+        const bool filled = inputs_[c].is_filled(slots_[slot_of(f)].key);
         seq.push_back(shapes[c] && !filled ? std::optional((*shapes[c])[static_cast<std::size_t>(axis)]) : std::nullopt);
     }
     return seq;

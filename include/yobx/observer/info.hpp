@@ -209,6 +209,7 @@ private:
     bool is_default(const std::string& k, const V& v) const;
     Kwargs<T> order_kwargs(Kwargs<T> kwargs) const;
     void check_binding(const Args<T>& args, const Kwargs<T>& kwargs) const;
+    std::string positional_key(std::size_t i) const;
 
     // phase 2
     // One argument of the best candidate, and where its tensors sit in the flat list.

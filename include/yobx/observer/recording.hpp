@@ -76,9 +76,7 @@ InputCandidate<T> InputObserverInfo<T>::make_candidate(Args<T> args, Kwargs<T> k
                     ", only " + std::to_string(args.size()) + " were given.");
             if (args[k].is_none()) {
                 args[k] = v;
-                filled.push_back(k < sig_.num_positional() ? sig_[k].name
-                                                           : "*" + sig_.var_positional()->first + "[" +
-                                                                 std::to_string(k - sig_.num_positional()) + "]");
+                filled.push_back(positional_key(k));
             }
             continue;
         }
@@ -105,17 +103,12 @@ template <class T>
 auto InputObserverInfo<T>::observed_arguments(std::size_t index) const -> V {
     check_index(index);
     const InputCandidate<T>& c = inputs_[index];
-    const auto& filled = c.filled();
-    const auto was_filled = [&](const std::string& key) { return std::find(filled.begin(), filled.end(), key) != filled.end(); };
     typename V::List args = c.args();
-    const auto var = sig_.var_positional();
     for (std::size_t i = 0; i < args.size(); ++i)
-        if (was_filled(i < sig_.num_positional() ? sig_[i].name
-                                                 : "*" + var->first + "[" + std::to_string(i - sig_.num_positional()) + "]"))
-            args[i] = V();
+        if (c.is_filled(positional_key(i))) args[i] = V();
     Kwargs<T> kwargs;
     for (const auto& [k, v] : c.kwargs())
-        if (!was_filled(k)) kwargs.append_unique(k, v);
+        if (!c.is_filled(k)) kwargs.append_unique(k, v);
     for (const auto& [k, v] : c.cst_kwargs()) kwargs.append_unique(k, v);
     for (const auto& [k, v] : c.other_kwargs()) kwargs.append_unique(k, v);
     return V::tuple({V::tuple(std::move(args)), V::dict(order_kwargs(std::move(kwargs)))});
@@ -201,6 +194,14 @@ void InputObserverInfo<T>::remove_inputs(const std::vector<ArgRef>& inputs) {
     }
     inputs_ = std::move(out);
     refresh();
+}
+
+// The key of positional argument i: its parameter's name, or "*<args>[j]" for an item of *args
+// (a position beyond the named ones exists only with *args: check_binding refuses it otherwise).
+template <class T>
+std::string InputObserverInfo<T>::positional_key(std::size_t i) const {
+    if (i < sig_.num_positional()) return sig_[i].name;
+    return "*" + sig_.var_positional()->first + "[" + std::to_string(i - sig_.num_positional()) + "]";
 }
 
 template <class T>
