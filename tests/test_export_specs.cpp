@@ -1,23 +1,8 @@
 // Derived dimensions, ranges, the export readiness report and the specs for
 // other consumers (TensorRT, ONNX, JSON), on an LLM-like generation loop.
-#include "error_of.hpp"
-#include "support.hpp"
-
-#include <yobx/observer.hpp>
-
-#include <doctest/doctest.h>
+#include "observer_support.hpp"
 
 #include <string>
-
-using test::error_of;
-using test::KVCache;
-using test::tensor;
-using yobx::DenseTensor;
-using yobx::DType;
-using T = DenseTensor;
-using V = yobx::Value<T>;
-using Obs = yobx::InputObserver<T>;
-using yobx::param;
 
 namespace {
 
