@@ -26,11 +26,7 @@ int main(int argc, char** argv) {
     std::cout << "signature: " << observer.info().signature().to_string() << "\n";
 
     // Each call replayed on the module as it was made (the second one without a mask).
-    const auto replay = observer.check_discrepancies([&](const yobx::Value<at::Tensor>& args_kwargs) {
-        std::vector<c10::IValue> inputs;
-        for (const auto& a : args_kwargs[0].items()) inputs.push_back(yobx::libtorch::to_ivalue(a));
-        return yobx::libtorch::from_ivalue(module.forward(inputs));
-    });
+    const auto replay = observer.check_discrepancies(yobx::libtorch::method_runner(module));
     for (const auto& d : replay)
         std::cout << "call " << d.index << ": " << (d.success ? "same outputs" : "differs: " + d.error) << "\n";
 

@@ -231,13 +231,7 @@ TEST_CASE("a TorchScript module with an optional argument absent in some calls: 
     CHECK(observer.infer_arguments(std::size_t{0})[1].tensor().equal(at::zeros({2, 3})));
 
     // Each call replayed as it was made runs the module again; its outputs match the recorded ones.
-    const auto discrepancies = observer.check_discrepancies([&](const TV& args_kwargs) {
-        std::vector<c10::IValue> inputs;
-        for (const auto& a : args_kwargs[0].items()) inputs.push_back(to_ivalue(a));
-        torch::jit::Kwargs kwargs;
-        for (const auto& [k, v] : args_kwargs[1].dict()) kwargs.emplace(k, to_ivalue(v));
-        return from_ivalue(m.forward(inputs, kwargs));
-    });
+    const auto discrepancies = observer.check_discrepancies(yobx::libtorch::method_runner(m));
     REQUIRE(discrepancies.size() == 3);
     for (const auto& d : discrepancies) {
         CHECK(d.success);
@@ -261,13 +255,9 @@ def forward(self, x, mask: Optional[Tensor] = None):
     forward({at::ones({3})});
     forward({at::ones({4})});
     // The runner calls the module with what it is given: positional IValues, keywords by name.
-    const auto runner = [&](const TV& args_kwargs) {
-        std::vector<c10::IValue> inputs;
-        for (const auto& a : args_kwargs[0].items()) inputs.push_back(to_ivalue(a));
-        torch::jit::Kwargs kwargs;
-        for (const auto& [k, v] : args_kwargs[1].dict()) kwargs.emplace(k, to_ivalue(v));
-        return from_ivalue(m.forward(inputs, kwargs));
-    };
+    const auto runner = yobx::libtorch::method_runner(m);
+    CHECK(error_of<yobx::value_error>([&] { (void)yobx::libtorch::method_runner(m, "generate"); }) ==
+          "method_runner: the module has no method 'generate'");
     const auto observed = observer.check_discrepancies(runner);
     REQUIRE(observed.size() == 3);
     for (const auto& d : observed) {

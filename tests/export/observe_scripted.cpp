@@ -88,8 +88,8 @@ int main(int argc, char** argv) {
     torch::manual_seed(0);
     yobx::InputObserver<at::Tensor> observer;
     // A scripted nn.LSTM has no forward: its overloads are forward__0 (a tensor) and forward__1 (packed).
-    auto forward = yobx::libtorch::wrap_method(observer, module, name == "lstm" ? "forward__0" : "forward",
-                                               /*store_n_calls=*/8);
+    const std::string method = name == "lstm" ? "forward__0" : "forward";
+    auto forward = yobx::libtorch::wrap_method(observer, module, method, /*store_n_calls=*/8);
     if (name == "resnet18") call_resnet(forward);
     else if (name == "encoder") call_encoder(forward);
     else if (name == "fasterrcnn") call_detector(forward);
@@ -97,13 +97,7 @@ int main(int argc, char** argv) {
     else throw std::runtime_error("unknown model " + name);
 
     // Each call replayed on the module as it was made.
-    const auto replay = observer.check_discrepancies([&](const yobx::Value<at::Tensor>& args_kwargs) {
-        std::vector<c10::IValue> inputs;
-        for (const auto& a : args_kwargs[0].items()) inputs.push_back(yobx::libtorch::to_ivalue(a));
-        torch::jit::Kwargs kwargs;
-        for (const auto& [k, v] : args_kwargs[1].dict()) kwargs.emplace(k, yobx::libtorch::to_ivalue(v));
-        return yobx::libtorch::from_ivalue(module.get_method(name == "lstm" ? "forward__0" : "forward")(inputs, kwargs));
-    });
+    const auto replay = observer.check_discrepancies(yobx::libtorch::method_runner(module, method));
     for (const auto& d : replay)
         if (!d.success) throw std::runtime_error("call " + std::to_string(d.index) + " replayed: " + d.error);
     std::cout << name << ": " << replay.size() << " calls replayed as made, same outputs\n";

@@ -307,6 +307,30 @@ inline Signature signature_of(const torch::jit::Module& module, const std::strin
     return signature_from_schema(m->function().getSchema());
 }
 
+/// Calls a TorchScript method with Values: positional arguments by position, keywords by name,
+/// each converted with to_ivalue; the method's IValue as it returned it.
+inline c10::IValue call_method(const torch::jit::Method& method, const Args<at::Tensor>& args,
+                               const Kwargs<at::Tensor>& kwargs = {}) {
+    std::vector<c10::IValue> in;
+    in.reserve(args.size());
+    for (const auto& a : args) in.push_back(to_ivalue(a));
+    torch::jit::Kwargs kw;
+    for (const auto& [k, x] : kwargs) kw.emplace(k, to_ivalue(x));
+    return method(std::move(in), kw);
+}
+
+/// The runner InputObserver::check_discrepancies takes, for a method of a TorchScript module: each
+/// call, given as (args, kwargs), goes to call_method, and the result comes back as a Value.
+///   observer.check_discrepancies(yobx::libtorch::method_runner(module));
+/// A module without that method throws value_error naming it.
+inline auto method_runner(const torch::jit::Module& module, const std::string& method = "forward") {
+    const auto m = module.find_method(method);
+    if (!m) throw value_error("method_runner: the module has no method '" + method + "'");
+    return [m = *m](const TValue& args_kwargs) {
+        return from_ivalue(call_method(m, args_kwargs[0].items(), args_kwargs[1].dict()));
+    };
+}
+
 /// A callable that records calls of a TorchScript module's method `method` in
 /// `observer`, then calls it. It takes what Module::forward takes:
 ///   auto lstm = yobx::libtorch::wrap_method(observer, module, "forward__0");
@@ -321,12 +345,7 @@ inline auto wrap_method(InputObserver<at::Tensor>& observer, torch::jit::Module 
     Signature signature = signature_of(module, method);
     // The result is the method's IValue, untouched: only a recorded call converts it (to store its tensors).
     auto call = [m = module.get_method(method)](Args<at::Tensor> args, Kwargs<at::Tensor> kwargs) -> c10::IValue {
-        std::vector<c10::IValue> in;
-        in.reserve(args.size());
-        for (const auto& a : args) in.push_back(to_ivalue(a));
-        torch::jit::Kwargs kw;
-        for (const auto& [k, x] : kwargs) kw.emplace(k, to_ivalue(x));
-        return m(std::move(in), kw);
+        return call_method(m, args, kwargs);
     };
     auto recorded = observer.wrap(std::move(call), std::move(signature), store_n_calls);
     return [recorded](std::vector<c10::IValue> inputs, const torch::jit::Kwargs& kwargs = {}) mutable {
