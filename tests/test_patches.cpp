@@ -343,6 +343,87 @@ TEST_CASE("patches_involved_in_graph matches stack frames against each patch's f
     CHECK(involved[1].nodes[0].node->name == "neg");
 }
 
+TEST_CASE("the stack-trace reader takes only lines that start with a frame, and line numbers that end at ',' or the line") {
+    using yobx::detail::parse_stack_trace;
+    const auto frames = [](std::string_view trace) {
+        std::vector<std::string> out;
+        for (const auto& f : parse_stack_trace(trace))
+            out.push_back(std::string(f.file) + ":" + std::to_string(f.line) + " [" + std::string(f.text) + "]");
+        return out;
+    };
+    // torch.fx echoes each frame's source line under it: a quoted frame there is not a frame (issue 29).
+    CHECK(frames("  File \"/src/m.py\", line 5, in f\n    s = 'File \"/src/p.py\", line 7, in g'\n") ==
+          std::vector<std::string>{"/src/m.py:5 [File \"/src/m.py\", line 5, in f]"});
+    CHECK(frames("x = 1  # File \"/src/p.py\", line 7, in g\n").empty());
+    // Digits must end at ',' or at the end of the line.
+    CHECK(frames("File \"a.py\", line 15x, in f\nFile \"a.py\", line 15.5, in f\nFile \"a.py\", line , in f").empty());
+    CHECK(frames("File \"a.py\", line 15") == std::vector<std::string>{"a.py:15 [File \"a.py\", line 15]"});
+    CHECK(frames("File \"a.py\", line 99999999999, in f").empty());  // more than an int: not a line number
+    // A '"' inside the path; tabs as indentation.
+    CHECK(frames("\tFile \"/src/my \"odd\" dir/m.py\", line 3, in f\n") ==
+          std::vector<std::string>{"/src/my \"odd\" dir/m.py:3 [File \"/src/my \"odd\" dir/m.py\", line 3, in f]"});
+    // CRLF and CR line ends: the '\r' is not part of the frame.
+    CHECK(frames("File \"a.py\", line 1, in f\r\n    y = f(x)\r\nFile \"b.py\", line 2, in g\rFile \"c.py\", line 3, in h\r\n") ==
+          std::vector<std::string>{"a.py:1 [File \"a.py\", line 1, in f]", "b.py:2 [File \"b.py\", line 2, in g]",
+                                   "c.py:3 [File \"c.py\", line 3, in h]"});
+}
+
+TEST_CASE("paths are normalised lexically before the tail rule, POSIX and Windows") {
+    using yobx::detail::normalize_path;
+    using yobx::detail::same_file;
+    CHECK(normalize_path("/cwd/./dir/x.py") == "/cwd/dir/x.py");
+    CHECK(normalize_path("a/../b/x.py") == "b/x.py");
+    CHECK(normalize_path("//src///mod.py") == "/src/mod.py");
+    CHECK(normalize_path("/../x.py") == "/x.py");
+    CHECK(normalize_path("../../x.py") == "../../x.py");
+    CHECK(normalize_path("a/..") == ".");
+    CHECK(normalize_path("C:\\src\\mod.py") == "c:/src/mod.py");
+    // Python 3.11 writes /cwd/./dir/x.py for a sys.path entry ./dir (issue 29: missed).
+    CHECK(same_file("/cwd/./dir/x.py", "/cwd/dir/x.py"));
+    CHECK(same_file("a/../src/mod.py", "/home/u/src/mod.py"));
+    CHECK(same_file("/home//u/src/mod.py", "/home/u/src/mod.py"));
+    CHECK(same_file("../src/mod.py", "/home/u/src/mod.py"));
+    CHECK(same_file("src/mod.py", "/home/u/src/mod.py"));
+    CHECK(same_file("/home/u/src/mod.py", "mod.py"));  // the basename tail rule
+    CHECK(same_file("u/src/mod.py", "src/mod.py"));
+    // Two absolute paths must be the same file (issue 29: /x//src/mod.py matched /src/mod.py).
+    CHECK_FALSE(same_file("/x//src/mod.py", "/src/mod.py"));
+    CHECK_FALSE(same_file("/src/mod.py", "/x/src/mod.py"));
+    CHECK_FALSE(same_file("mysrc/mod.py", "/home/src/mod.py"));
+    CHECK_FALSE(same_file("dir/sub/a.py", "/a.py"));
+    CHECK_FALSE(same_file("..", "/a/.."));
+    CHECK_FALSE(same_file("", "/src/mod.py"));
+    // Windows: '\' is '/', the drive letter's case does not matter.
+    CHECK(same_file("C:\\src\\mod.py", "c:/src/mod.py"));
+    CHECK(same_file("src\\mod.py", "C:/home/src/mod.py"));
+    CHECK_FALSE(same_file("C:\\src\\mod.py", "D:\\src\\mod.py"));
+}
+
+TEST_CASE("a report matches frames whose paths differ in spelling from __FILE__") {
+    scale = &double_it;
+    PatchInfo triple = PatchInfo::make(&triple_it, scale, "double_it", "test");
+    const std::string file(triple_it_source().file);
+    const int line = triple_it_source().first_line + 1;
+    const std::size_t slash = file.rfind('/') + 1;  // tests/test_patches.cpp -> tests/./test_patches.cpp
+    const std::string dotted = file.substr(0, slash) + "./" + file.substr(slash);
+    Graph g{{{"dotted", {{"stack_trace", frame(dotted, line, "triple_it")}}},
+             {"crlf", {{"stack_trace", frame(file, line, "triple_it") + "\r\n    return factor * x;\r\n"}}},
+             {"quoted", {{"stack_trace", "  File \"/elsewhere.py\", line 1, in f\n    '" + frame(file, line, "triple_it") + "'\n"}}},
+             {"other_root", {{"stack_trace", frame("/nowhere/" + file, line, "triple_it")}}}}};
+    if (file.starts_with('/')) g.nodes.pop_back();  // an absolute __FILE__ would not match under /nowhere anyway
+    const auto involved = PatchDetails{triple}.patches_involved_in_graph(g);
+    REQUIRE(involved.size() == 1);
+    std::vector<std::string> names, frames;
+    for (const auto& hit : involved[0].nodes) {
+        names.push_back(hit.node->name);
+        frames.push_back(hit.frame);
+    }
+    std::vector<std::string> expected_names{"dotted", "crlf"};
+    if (!file.starts_with('/')) expected_names.push_back("other_root");  // a relative __FILE__ is a tail
+    CHECK(names == expected_names);
+    CHECK(frames[1] == frame(file, line, "triple_it"));  // no '\r'
+}
+
 TEST_CASE("make_report lists each involved patch with its diff and nodes, as text or RST") {
     scale = &double_it;
     PatchInfo triple = PatchInfo::make(&triple_it, scale, "double_it", "test");

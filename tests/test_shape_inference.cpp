@@ -257,6 +257,38 @@ TEST_CASE("symbol generation: NonZero and a reshape to unknown values get fresh 
     CHECK(env.hint("u0") == std::nullopt);
 }
 
+TEST_CASE("Reshape to unknown values keeps the values of a 1-D result, whose length is the element count") {
+    ShapeEnv env;
+    ShapeInference si(env);
+    const SymInt S = SymInt::symbol("S"), a = env.create_symbol("a", 6);
+    // Issue 29: the values [S] were attached to a fresh length u1 and SymTensor threw.
+    const SymTensor t15({1}, DType::int64, std::vector<SymInt>{S});
+    CHECK(str(si.reshape(t15, SymTensor({1}, DType::int64))) == "SymTensor(int64, [1], values=[S])");
+    CHECK(str(si.reshape(SymTensor({a, 4}, DType::float32), SymTensor({1}, DType::int64))) == "SymTensor(float32, [4*a])");
+    CHECK(env.runtime_asserts().empty());
+    // A reshape to a symbolic length (accepted in draft mode) drops the values instead of throwing.
+    ShapeEnv draft(ShapeEnvMode::draft);
+    ShapeInference dsi(draft);
+    const SymInt k = draft.create_symbol("k", 1);
+    CHECK(str(dsi.reshape(t15, SymTensor::from_values({k}))) == "SymTensor(int64, [k])");
+    CHECK(draft.draft_report().size() == 1);
+}
+
+TEST_CASE("Reshape's 0-copy is decided size-obliviously when both answers give the same shape") {
+    // Issue 29: Reshape(Transpose(NonZero(X)), [u0*2]) stopped in strict mode on Eq(u0, 0).
+    ShapeEnv env;
+    ShapeInference si(env);
+    const SymTensor nz = si.transpose(si.nonzero(SymTensor({env.create_symbol("a", 6), 4}, DType::float32)));
+    const SymInt u0 = nz.shape()[0];
+    CHECK(str(si.reshape(nz, SymTensor::from_values({u0 * 2}))) == "SymTensor(int64, [2*u0])");
+    CHECK(str(si.reshape(nz, SymTensor::from_values({u0, 2}))) == "SymTensor(int64, [u0, 2])");
+    CHECK(str(si.reshape(nz, SymTensor::from_values({u0 * 2, -1}))) == "SymTensor(int64, [2*u0, 1])");
+    // Where the answers differ (a 0 would copy 2, not give 0), strict mode still asks.
+    CHECK(error_of([&] { (void)si.reshape(nz, SymTensor::from_values({u0, u0 * 2})); })
+              .starts_with("Could not guard on data-dependent expression Eq(u0, 0)"));
+    CHECK(env.runtime_asserts().empty());
+}
+
 TEST_CASE("ShapeInference errors on shape inputs name the op and the tensor") {
     ShapeEnv env;
     ShapeInference si(env);

@@ -61,36 +61,91 @@ namespace detail {
 struct StackFrame {
     std::string_view file;
     int line = 0;
-    std::string_view text;  // the whole frame, trimmed
+    std::string_view text;  // the whole frame, without indentation or line break
 };
 
+/// The frames of a torch.fx stack trace. A frame is a line that starts, after
+/// spaces and tabs, with `File "`; the path runs to the first `", line `
+/// followed by digits that end at `,` or at the end of the line (so a path may
+/// hold `"`). Any other line (the source line echoed under each frame, a
+/// message) is not a frame, whatever it quotes. Lines end at LF, CRLF or CR.
 inline std::vector<StackFrame> parse_stack_trace(std::string_view trace) {
     std::vector<StackFrame> frames;
-    for (auto line : split_lines(trace)) {
-        const auto f = line.find("File \"");
-        if (f == std::string_view::npos) continue;
-        const auto path_begin = f + 6;
-        const auto path_end = line.find('"', path_begin);
-        if (path_end == std::string_view::npos) continue;
-        const auto l = line.find(", line ", path_end);
-        if (l != path_end + 1) continue;
-        const char* first = line.data() + l + 7;
-        int number = 0;
-        const auto [ptr, ec] = std::from_chars(first, line.data() + line.size(), number);
-        if (ec != std::errc{} || ptr == first) continue;
-        frames.push_back({line.substr(path_begin, path_end - path_begin), number, line.substr(f)});
+    std::size_t start = 0;
+    while (start < trace.size()) {
+        std::size_t stop = trace.find_first_of("\r\n", start);
+        if (stop == std::string_view::npos) stop = trace.size();
+        std::string_view line = trace.substr(start, stop - start);
+        start = stop + (trace.substr(stop).starts_with("\r\n") ? 2 : 1);
+        line.remove_prefix(std::min(line.find_first_not_of(" \t"), line.size()));
+        constexpr std::string_view open = "File \"", sep = "\", line ";
+        if (!line.starts_with(open)) continue;
+        for (auto q = line.find(sep, open.size()); q != std::string_view::npos; q = line.find(sep, q + 1)) {
+            const std::string_view rest = line.substr(q + sep.size());
+            const std::size_t digits = std::min(rest.find_first_not_of("0123456789"), rest.size());
+            if (digits == 0 || (digits < rest.size() && rest[digits] != ',')) continue;
+            int number = 0;
+            const auto [ptr, ec] = std::from_chars(rest.data(), rest.data() + digits, number);
+            if (ec != std::errc{}) continue;  // more digits than an int holds
+            frames.push_back({line.substr(open.size(), q - open.size()), number, line});
+            break;
+        }
     }
     return frames;
 }
 
-/// Whether two spellings of a path name the same file: equal, or one is the
-/// other with leading directories (a trace may hold a relative path where
-/// __FILE__ is absolute).
-inline bool same_file(std::string_view a, std::string_view b) {
-    if (a.size() < b.size()) std::swap(a, b);
-    if (b.empty() || !a.ends_with(b)) return false;
-    return a.size() == b.size() || a[a.size() - b.size() - 1] == '/';
+/// A path normalised lexically, with no filesystem access: `\` read as `/`,
+/// a drive letter lower-cased (`C:\src` is `c:/src`), empty and `.`
+/// components dropped, `dir/..` removed (a `..` above the root is dropped,
+/// leading `..` of a relative path kept), as Python's os.path.normpath does.
+inline std::string normalize_path(std::string_view path) {
+    std::string p(path);
+    std::replace(p.begin(), p.end(), '\\', '/');
+    std::string root;
+    if (p.size() >= 2 && p[1] == ':' && ((p[0] >= 'A' && p[0] <= 'Z') || (p[0] >= 'a' && p[0] <= 'z'))) {
+        root = std::string(1, static_cast<char>(p[0] | 0x20)) + ":";
+        p.erase(0, 2);
+    }
+    const bool absolute = p.starts_with('/');
+    if (absolute) root += '/';
+    std::vector<std::string_view> parts;
+    const std::string_view view(p);
+    for (std::size_t b = 0; b <= view.size();) {
+        std::size_t e = view.find('/', b);
+        if (e == std::string_view::npos) e = view.size();
+        const std::string_view part = view.substr(b, e - b);
+        if (part == "..") {
+            if (!parts.empty() && parts.back() != "..") parts.pop_back();
+            else if (!absolute) parts.push_back(part);
+        } else if (!part.empty() && part != ".") {
+            parts.push_back(part);
+        }
+        b = e + 1;
+    }
+    std::string out = root;
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+        if (i) out += '/';
+        out += parts[i];
+    }
+    return out.empty() ? "." : out;
 }
+
+/// Whether two spellings of a path name the same file (same_normalized_file:
+/// two already normalised by normalize_path): two absolute paths are equal; a relative path, its
+/// leading `..` left out, matches a path that ends with it at a `/` (a trace
+/// may hold a relative path where __FILE__ is absolute, or the other way
+/// round); of two relative paths, the shorter is the tail of the longer.
+inline bool same_normalized_file(std::string_view x, std::string_view y) {
+    const auto is_absolute = [](std::string_view p) { return p.starts_with('/') || (p.size() >= 2 && p[1] == ':'); };
+    if (is_absolute(x) && is_absolute(y)) return x == y;
+    // `tail` is the relative one (the shorter when both are)
+    const bool y_is_tail = is_absolute(x) || (!is_absolute(y) && y.size() <= x.size());
+    std::string_view whole = y_is_tail ? x : y, tail = y_is_tail ? y : x;
+    while (tail.starts_with("../")) tail.remove_prefix(3);
+    if (tail.empty() || tail == "." || tail == ".." || !whole.ends_with(tail)) return false;
+    return whole.size() == tail.size() || whole[whole.size() - tail.size() - 1] == '/';
+}
+inline bool same_file(std::string_view a, std::string_view b) { return same_normalized_file(normalize_path(a), normalize_path(b)); }
 
 /// A node's name for the report: its `name` member when it has one.
 template <class Node>
@@ -149,19 +204,26 @@ public:
     auto patches_involved_in_graph(const G& graph) const {
         using Node = std::ranges::range_value_t<decltype((graph.nodes))>;
         std::vector<InvolvedPatch<Node>> entries;
+        std::vector<std::string> patch_files;  // normalised once, like each frame's path
         for (const auto& patch : patches_)
-            if (patch.patch_source()) entries.push_back({patch, {}});
+            if (patch.patch_source()) {
+                entries.push_back({patch, {}});
+                patch_files.push_back(detail::normalize_path(patch.patch_source()->file));
+            }
         std::size_t index = 0;
+        std::vector<std::string> frame_files;
         for (const auto& node : graph.nodes) {
             const auto it = node.meta.find("stack_trace");
             if (it != node.meta.end()) {
                 const auto frames = detail::parse_stack_trace(std::string_view(it->second));
-                for (auto& entry : entries) {
-                    const SourceText& source = *entry.patch.patch_source();
-                    for (const auto& frame : frames) {
-                        if (detail::same_file(frame.file, source.file) && frame.line >= source.first_line &&
-                            frame.line <= source.last_line) {
-                            entry.nodes.push_back({&node, index, std::string(frame.text)});
+                frame_files.clear();
+                for (const auto& frame : frames) frame_files.push_back(detail::normalize_path(frame.file));
+                for (std::size_t e = 0; e < entries.size(); ++e) {
+                    const SourceText& source = *entries[e].patch.patch_source();
+                    for (std::size_t f = 0; f < frames.size(); ++f) {
+                        if (frames[f].line >= source.first_line && frames[f].line <= source.last_line &&
+                            detail::same_normalized_file(frame_files[f], patch_files[e])) {
+                            entries[e].nodes.push_back({&node, index, std::string(frames[f].text)});
                             break;
                         }
                     }

@@ -154,13 +154,16 @@ public:
     }
 
     /// Reshape to the values of `target` (a 1-D integer tensor of constant length).
-    /// Unknown values give a fresh symbol per output dimension.
+    /// Unknown values give a fresh symbol per output dimension, except for a
+    /// 1-D result, which holds every element of x whatever the values.
     SymTensor reshape(const SymTensor& x, const SymTensor& target, bool allowzero = false,
                       source_location where = source_location::current()) {
         const std::int64_t n = shape_input_length("Reshape", "shape", target);
         Shape out;
         if (target.values())
             out = shape::reshape(*env_, x.shape(), *target.values(), allowzero, where);
+        else if (n == 1)
+            out.push_back(env_->simplify(shape::numel(x.shape())));
         else
             for (std::int64_t i = 0; i < n; ++i) out.push_back(env_->fresh_symbol("u"));
         return with_values_if_small(std::move(out), x);
@@ -280,9 +283,11 @@ private:
         return *n;
     }
 
-    /// out with x's values when x has them and out is still a shape tensor.
+    /// out with x's values when x has them and out is still a shape tensor
+    /// whose length is proven (a rule that made the length a symbol drops them).
     static SymTensor with_values_if_small(Shape out, const SymTensor& x) {
-        if (!x.values() || out.size() > 1) return SymTensor(std::move(out), x.dtype());
+        if (!x.values() || out.size() > 1 || (out.size() == 1 && !out[0].maybe_constant()))
+            return SymTensor(std::move(out), x.dtype());
         return SymTensor(std::move(out), x.dtype(), x.values());
     }
 

@@ -282,6 +282,20 @@ inline Shape concat(ShapeEnv& env, std::initializer_list<Shape> inputs, std::int
     return concat(env, std::span<const Shape>(inputs.begin(), inputs.size()), axis, where);
 }
 
+namespace detail {
+
+/// Whether `t == 0` implies `d == 0`, proven without a guard: d is 0, or t is
+/// d times a factor that is never 0 (`2*u0` and `u0`). Reshape's "0 copies
+/// the input dimension" then gives t whatever t is (size-oblivious reasoning).
+inline bool zero_forces_zero(ShapeEnv& env, const SymInt& t, const SymInt& d) {
+    if (env.statically_known_true(d == 0)) return true;
+    if (d.maybe_constant()) return false;  // a nonzero constant: t == 0 would change the result
+    const SymInt q = env.simplify(floordiv(t, d));
+    return env.simplify(q * d - t).maybe_constant() == 0 && env.statically_known_true(q != 0);
+}
+
+}  // namespace detail
+
 /// Reshape to `target`: -1 (at most one) is inferred from the element count, 0
 /// copies the input's dimension at that position unless `allowzero`, where it
 /// is a real 0. A symbolic entry that may be 0 is decided by the ShapeEnv
@@ -307,6 +321,8 @@ inline Shape reshape(ShapeEnv& env, const Shape& input, const Shape& target, boo
             detail::fail("Reshape", "invalid value " + t.to_string() + " at position " + std::to_string(i) + " of the " +
                                         context() + "; only -1 (inferred) and 0 (copy) are special");
         if (allowzero) continue;  // 0 is a size like any other
+        // Size-oblivious: when t == 0 forces input[i] == 0, copying gives t either way; no question.
+        if (i < input.size() && detail::zero_forces_zero(env, t, input[i])) continue;
         if (!env.evaluate(t == 0, where)) continue;
         if (i >= input.size())
             detail::fail("Reshape", "0 at position " + std::to_string(i) + " copies dimension " + std::to_string(i) +
