@@ -10,7 +10,7 @@
 # YOBX_OS_RELEASE names another os-release file (tests/check_deps.sh).
 set -euo pipefail
 yobx_common_packages=(cmake make g++ clang libclang-rt-dev doctest-dev libbenchmark-dev
-                      libtorch-dev python3 python3-torch python3-sympy)
+                      libtorch-dev python3 python3-torch python3-sympy patch)
 
 # Prints the release's codename, or fails with what to install by hand.
 yobx_release() {

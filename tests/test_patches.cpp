@@ -155,6 +155,20 @@ TEST_CASE("unified_diff writes diff -u's hunks, ranges and context") {
           "--- o\n+++ r\n@@ -1,8 +1,8 @@\n-1\n+0\n 2\n 3\n 4\n 5\n 6\n 7\n-8\n+9\n");
 }
 
+TEST_CASE("unified_diff marks a last line without a newline as GNU diff does (issue 29)") {
+    using yobx::detail::unified_diff;
+    // Each expected text is what `diff -u` (GNU diffutils) writes for the pair.
+    CHECK(unified_diff("a\nb", "a\nc", "o", "r") ==
+          "--- o\n+++ r\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+c\n\\ No newline at end of file\n");
+    // Only the final newline differs: the texts differ (the diff used to be empty).
+    CHECK(unified_diff("a\nb", "a\nb\n", "o", "r") ==
+          "--- o\n+++ r\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+b\n");
+    CHECK(unified_diff("a\nb", "z\na\nb", "o", "r") == "--- o\n+++ r\n@@ -1,2 +1,3 @@\n+z\n a\n b\n\\ No newline at end of file\n");
+    CHECK(unified_diff("", "q", "o", "r") == "--- o\n+++ r\n@@ -0,0 +1 @@\n+q\n\\ No newline at end of file\n");
+    CHECK(unified_diff("q", "", "o", "r") == "--- o\n+++ r\n@@ -1 +0,0 @@\n-q\n\\ No newline at end of file\n");
+    CHECK(unified_diff("a\nb", "a\nb", "o", "r") == "");
+}
+
 TEST_CASE("PatchInfo::make swaps a function pointer and takes its name and sources from YOBX_PATCH_SOURCE") {
     scale = &double_it;
     PatchInfo p = PatchInfo::make(&triple_it, scale, "double_it", "test");
@@ -514,6 +528,65 @@ TEST_CASE("two nested guards over the same target restore correctly, inner first
         }
         CHECK(scale(6) == 18);
     }
+    CHECK((scale == &double_it));
+}
+
+TEST_CASE("a log stream that throws leaves no target patched (issue 29)") {
+    scale = &double_it;
+    fast_path = false;
+    PatchInfo p1 = PatchInfo::make(&triple_it, scale, "double_it", "test");
+    PatchInfo p2 = PatchInfo::make(true, fast_path, "fast_path", "config", "enable_fast_path");
+    // A log whose writes throw, and a stream that lets the exception out.
+    struct FullBuffer : std::streambuf {
+        int_type overflow(int_type) override { throw std::runtime_error("the log is full"); }
+        std::streamsize xsputn(const char*, std::streamsize) override { throw std::runtime_error("the log is full"); }
+    } buffer;
+    std::ostream log(&buffer);
+    log.exceptions(std::ios::badbit);
+    // The first patch is applied, then its log line throws: both patches must end unapplied.
+    CHECK(error_of<std::runtime_error>([&] { PatchGuard guard(PatchDetails{p1, p2}, &log); }) == "the log is full");
+    CHECK((scale == &double_it));
+    CHECK_FALSE(fast_path);
+    CHECK_FALSE(p1.is_applied());
+    CHECK_FALSE(p2.is_applied());
+}
+
+TEST_CASE("guards over one target destroyed in the wrong order still restore the original (issue 29)") {
+    scale = &double_it;
+    hook = &double_it;
+    PatchInfo outer_patch = PatchInfo::make(&triple_it, scale, "double_it", "outer");
+    PatchInfo inner_patch = PatchInfo::make(&halve_it, scale, "triple_it", "inner", "halve_it");
+    PatchInfo hook_outer = PatchInfo::make(&triple_it, hook, "double_it", "hook_outer");
+    PatchInfo hook_inner = PatchInfo::make(&halve_it, hook, "triple_it", "hook_inner", "halve_it");
+    {
+        std::vector<PatchGuard> guards;  // destroyed front to back: the outer guard first
+        guards.emplace_back(PatchDetails{outer_patch, hook_outer});
+        guards.emplace_back(PatchDetails{inner_patch, hook_inner});
+        CHECK(scale(6) == 3);
+        CHECK(hook(6) == 3);
+        guards.front().restore();  // the outer patches end first: the inner ones still hold the targets
+        CHECK(scale(6) == 3);
+        CHECK(hook(6) == 3);
+        CHECK_FALSE(outer_patch.is_applied());
+    }
+    CHECK((scale == &double_it));
+    CHECK((*hook.target<int (*)(int)>() == &double_it));
+    {
+        std::vector<PatchGuard> guards;
+        guards.emplace_back(PatchDetails{outer_patch});
+        guards.emplace_back(PatchDetails{inner_patch});
+    }  // the vector's own order
+    CHECK((scale == &double_it));
+    // Three patches, the middle one undone first.
+    PatchInfo third = PatchInfo::make(&double_it, scale, "halve_it", "third", "double_it");
+    outer_patch.apply();
+    inner_patch.apply();
+    third.apply();
+    inner_patch.undo();
+    CHECK(scale(6) == 12);
+    third.undo();
+    CHECK(scale(6) == 18);
+    outer_patch.undo();
     CHECK((scale == &double_it));
 }
 

@@ -15,6 +15,7 @@
 #include <charconv>
 #include <concepts>
 #include <cstddef>
+#include <filesystem>
 #include <initializer_list>
 #include <optional>
 #include <ranges>
@@ -95,39 +96,17 @@ inline std::vector<StackFrame> parse_stack_trace(std::string_view trace) {
 }
 
 /// A path normalised lexically, with no filesystem access: `\` read as `/`,
-/// a drive letter lower-cased (`C:\src` is `c:/src`), empty and `.`
-/// components dropped, `dir/..` removed (a `..` above the root is dropped,
-/// leading `..` of a relative path kept), as Python's os.path.normpath does.
+/// a drive letter lower-cased (`C:\src` is `c:/src`), then
+/// std::filesystem's lexically_normal (empty and `.` components dropped,
+/// `dir/..` removed, `..` above the root dropped, leading `..` of a relative
+/// path kept), without a trailing `/`.
 inline std::string normalize_path(std::string_view path) {
     std::string p(path);
     std::replace(p.begin(), p.end(), '\\', '/');
-    std::string root;
-    if (p.size() >= 2 && p[1] == ':' && ((p[0] >= 'A' && p[0] <= 'Z') || (p[0] >= 'a' && p[0] <= 'z'))) {
-        root = std::string(1, static_cast<char>(p[0] | 0x20)) + ":";
-        p.erase(0, 2);
-    }
-    const bool absolute = p.starts_with('/');
-    if (absolute) root += '/';
-    std::vector<std::string_view> parts;
-    const std::string_view view(p);
-    for (std::size_t b = 0; b <= view.size();) {
-        std::size_t e = view.find('/', b);
-        if (e == std::string_view::npos) e = view.size();
-        const std::string_view part = view.substr(b, e - b);
-        if (part == "..") {
-            if (!parts.empty() && parts.back() != "..") parts.pop_back();
-            else if (!absolute) parts.push_back(part);
-        } else if (!part.empty() && part != ".") {
-            parts.push_back(part);
-        }
-        b = e + 1;
-    }
-    std::string out = root;
-    for (std::size_t i = 0; i < parts.size(); ++i) {
-        if (i) out += '/';
-        out += parts[i];
-    }
-    return out.empty() ? "." : out;
+    if (p.size() >= 2 && p[1] == ':' && p[0] >= 'A' && p[0] <= 'Z') p[0] = static_cast<char>(p[0] - 'A' + 'a');
+    std::string out = std::filesystem::path(p).lexically_normal().generic_string();
+    if (out.size() > 1 && out.ends_with('/')) out.pop_back();
+    return out;
 }
 
 /// Whether two spellings of a path name the same file (same_normalized_file:

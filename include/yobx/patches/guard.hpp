@@ -23,8 +23,14 @@ namespace yobx {
 ///       yobx::PatchGuard guard({patch_a, patch_b});
 ///       ...  // patched
 ///   }        // restored, patch_b first
-/// If applying a patch throws, the patches already applied are undone before
-/// the exception leaves the constructor.
+/// If anything in the constructor throws (a patch's apply, the log stream, an
+/// allocation), the patches already applied are undone before the exception
+/// leaves it: every target holds its original again.
+///
+/// Two guards over one target are meant to be nested (the inner one destroyed
+/// first). Patches made with PatchInfo::make also restore the right value when
+/// the guards end in another order (a std::vector<PatchGuard> destroys front to
+/// back): undoing a patch under a later one hands its saved value to that patch.
 class [[nodiscard]] PatchGuard {
 public:
     /// Applies `patches` in order, each after its dependencies. With a `log`
@@ -33,9 +39,12 @@ public:
         std::vector<PatchInfo> order;
         for (const auto& p : patches) schedule(p, order);
         for (const auto& p : order) details_.append(p);  // a refid twice throws before anything is applied
+        applied_.reserve(order.size());                  // so that recording an applied patch cannot throw
         for (auto& p : order) {
             try {
                 p.apply();
+                applied_.push_back(p);  // no allocation (reserved), and a PatchInfo copy does not throw
+                if (log_) *log_ << "[PatchGuard] applied " << p.title() << "\n";
             } catch (...) {
                 try {
                     restore();
@@ -43,8 +52,6 @@ public:
                 }
                 throw;
             }
-            if (log_) *log_ << "[PatchGuard] applied " << p.title() << "\n";
-            applied_.push_back(p);
         }
     }
 

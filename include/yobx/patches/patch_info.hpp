@@ -12,9 +12,13 @@
 #include <yobx/error.hpp>
 #include <yobx/patch_source.hpp>
 
+#include <algorithm>
 #include <concepts>
 #include <functional>
+#include <iterator>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -45,6 +49,60 @@ std::optional<SourceText> source_of_value(const T& value) {
     }
     return std::nullopt;
 }
+
+/// The patches `PatchInfo::make` has applied to each target of type T, oldest
+/// first, each as the value it saved. Undoing a patch that a later one covers
+/// hands its saved value to that later patch, so that the target ends with its
+/// original value whatever the order of the undos.
+template <class T>
+struct TargetStacks {
+    using Saved = std::shared_ptr<std::optional<T>>;
+    std::mutex mutex;
+    std::map<T*, std::vector<Saved>> stacks;
+
+    static TargetStacks& instance() {
+        static TargetStacks stacks;
+        return stacks;
+    }
+
+    template <class R>
+    void apply(T* where, const Saved& saved, const R& replacement) {
+        const std::lock_guard lock(mutex);
+        std::vector<Saved>& stack = stacks[where];
+        stack.reserve(stack.size() + 1);  // the push_back below cannot throw
+        saved->emplace(std::move(*where));
+        try {
+            *where = replacement;
+        } catch (...) {  // the target keeps its value
+            *where = std::move(**saved);
+            saved->reset();
+            if (stack.empty()) stacks.erase(where);
+            throw;
+        }
+        stack.push_back(saved);
+    }
+
+    void undo(T* where, const Saved& saved) {
+        const std::lock_guard lock(mutex);
+        const auto it = stacks.find(where);
+        if (it == stacks.end() || it->second.empty() || it->second.back() == saved) {
+            *where = std::move(**saved);  // the latest patch of the target: its value goes back
+        } else {
+            std::vector<Saved>& stack = it->second;
+            const auto pos = std::find(stack.begin(), stack.end(), saved);
+            if (pos == stack.end()) {
+                *where = std::move(**saved);
+            } else {  // a later patch still holds the target: it will restore what this one saved
+                **std::next(pos) = std::move(**saved);
+            }
+        }
+        saved->reset();
+        if (it != stacks.end()) {
+            std::erase(it->second, saved);
+            if (it->second.empty()) stacks.erase(it);
+        }
+    }
+};
 
 }  // namespace detail
 
@@ -78,7 +136,9 @@ public:
 
     /// The common case, like the seed's `make()`: `apply()` stores
     /// `replacement` into `target` and keeps the value it held; `undo()` puts
-    /// that value back. The patch's name and source come from the
+    /// that value back. Several patches of one target may be undone in any
+    /// order: undoing one that a later patch covers leaves the target to the
+    /// later patch, which then restores the older value. The patch's name and source come from the
     /// replacement's YOBX_PATCH_SOURCE, the original's source from the value
     /// `target` holds now; a replacement defined elsewhere needs `name`. The
     /// patch keeps a pointer to `target`: the target must outlive its use.
@@ -96,22 +156,11 @@ public:
                               "' has no name: define it inside YOBX_PATCH_SOURCE or pass a name");
         auto saved = std::make_shared<std::optional<Target>>();
         Target* where = &target;
+        using Stacks = detail::TargetStacks<Target>;
         PatchInfo p(
             std::move(name), std::move(original_name), std::move(family),
-            [where, saved, replacement = std::move(replacement)] {
-                saved->emplace(std::move(*where));
-                try {
-                    *where = replacement;
-                } catch (...) {  // the target keeps its value
-                    *where = std::move(**saved);
-                    saved->reset();
-                    throw;
-                }
-            },
-            [where, saved] {
-                *where = std::move(**saved);
-                saved->reset();
-            });
+            [where, saved, replacement = std::move(replacement)] { Stacks::instance().apply(where, saved, replacement); },
+            [where, saved] { Stacks::instance().undo(where, saved); });
         p.s_->patch_source = std::move(patch_source);
         p.s_->original_source = detail::source_of_value(target);
         return p;
