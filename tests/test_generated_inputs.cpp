@@ -4,6 +4,7 @@
 // pairs judged by GNU patch.
 #include "fuzz/diff_check.hpp"
 #include "fuzz/generators.hpp"
+#include "fuzz/stack_trace_check.hpp"
 
 #include <doctest/doctest.h>
 
@@ -42,6 +43,10 @@ std::string read_file(const fs::path& path) {
 
 TEST_CASE("unified_diff: generated pairs apply strictly and give the second text") {
     replay(fuzzgen::check_unified_diff, 4000);
+}
+
+TEST_CASE("stack traces: generated torch.fx traces are read frame for frame, paths by the component rule") {
+    replay(fuzzgen::check_stack_trace, 4000);
 }
 
 TEST_CASE("unified_diff: generated pairs round-trip through GNU patch -F0 byte for byte") {

@@ -12,6 +12,7 @@
 #include <yobx/patches/patch_info.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <concepts>
 #include <cstddef>
@@ -103,26 +104,32 @@ inline std::vector<StackFrame> parse_stack_trace(std::string_view trace) {
 inline std::string normalize_path(std::string_view path) {
     std::string p(path);
     std::replace(p.begin(), p.end(), '\\', '/');
-    if (p.size() >= 2 && p[1] == ':' && p[0] >= 'A' && p[0] <= 'Z') p[0] = static_cast<char>(p[0] - 'A' + 'a');
+    std::string drive;  // `c:`, a root that `..` does not remove
+    if (p.size() >= 2 && p[1] == ':' && std::isalpha(static_cast<unsigned char>(p[0]))) {
+        drive = {static_cast<char>(std::tolower(static_cast<unsigned char>(p[0]))), ':'};
+        p.erase(0, 2);
+    }
     std::string out = std::filesystem::path(p).lexically_normal().generic_string();
     if (out.size() > 1 && out.ends_with('/')) out.pop_back();
-    return out;
+    if (!drive.empty() && out == ".") out.clear();
+    return drive + out;
 }
 
 /// Whether two spellings of a path name the same file (same_normalized_file:
-/// two already normalised by normalize_path): two absolute paths are equal; a relative path, its
-/// leading `..` left out, matches a path that ends with it at a `/` (a trace
-/// may hold a relative path where __FILE__ is absolute, or the other way
-/// round); of two relative paths, the shorter is the tail of the longer.
+/// two already normalised by normalize_path). Two absolute paths are equal.
+/// Otherwise the leading `..` of relative paths are left out, and the relative
+/// path (the shorter of two) must end the other at a `/`: a trace may hold a
+/// relative path where __FILE__ is absolute, or the other way round.
 inline bool same_normalized_file(std::string_view x, std::string_view y) {
     const auto is_absolute = [](std::string_view p) { return p.starts_with('/') || (p.size() >= 2 && p[1] == ':'); };
     if (is_absolute(x) && is_absolute(y)) return x == y;
-    // `tail` is the relative one (the shorter when both are)
-    const bool y_is_tail = is_absolute(x) || (!is_absolute(y) && y.size() <= x.size());
-    std::string_view whole = y_is_tail ? x : y, tail = y_is_tail ? y : x;
-    while (tail.starts_with("../")) tail.remove_prefix(3);
-    if (tail.empty() || tail == "." || tail == ".." || !whole.ends_with(tail)) return false;
-    return whole.size() == tail.size() || whole[whole.size() - tail.size() - 1] == '/';
+    // leading `..` of a relative path name directories the other path may spell out
+    for (std::string_view* p : {&x, &y})
+        while (p->starts_with("../")) p->remove_prefix(3);
+    // the tail: the relative one, or the shorter of two relative ones
+    if (is_absolute(y) || (!is_absolute(x) && x.size() < y.size())) std::swap(x, y);
+    if (y.empty() || y == "." || y == ".." || !x.ends_with(y)) return false;
+    return x.size() == y.size() || x[x.size() - y.size() - 1] == '/';
 }
 inline bool same_file(std::string_view a, std::string_view b) { return same_normalized_file(normalize_path(a), normalize_path(b)); }
 
