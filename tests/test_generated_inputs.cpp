@@ -4,6 +4,7 @@
 // pairs judged by GNU patch.
 #include "fuzz/diff_check.hpp"
 #include "fuzz/generators.hpp"
+#include "fuzz/shape_graph_check.hpp"
 #include "fuzz/stack_trace_check.hpp"
 
 #include <doctest/doctest.h>
@@ -43,6 +44,10 @@ std::string read_file(const fs::path& path) {
 
 TEST_CASE("unified_diff: generated pairs apply strictly and give the second text") {
     replay(fuzzgen::check_unified_diff, 4000);
+}
+
+TEST_CASE("shape inference: generated graphs fail only with yobx errors and agree with their run at the hints") {
+    replay(fuzzgen::check_shape_graph, 4000);
 }
 
 TEST_CASE("stack traces: generated torch.fx traces are read frame for frame, paths by the component rule") {

@@ -102,6 +102,14 @@ TEST_CASE("broadcast of two unrelated symbols follows the policy") {
     }
 }
 
+TEST_CASE("sym_max against the constant 0 gives 0: 0 broadcast with 1 is 0, not Max(0, 1)") {
+    // Found by the generated graphs: Expand([X], [1, 0]) gave [1, X] under sym_max, 1 where X == 1 and not 0.
+    Dims d;
+    CHECK(str(shape::broadcast(d.env, {{d.n}, {0}}, BroadcastPolicy::sym_max)) == "[0]");
+    CHECK(str(shape::broadcast(d.env, {{0, d.b}, {d.n, d.b}}, BroadcastPolicy::sym_max)) == "[0, b]");
+    CHECK(str(shape::broadcast(d.env, {{d.n}, {d.a}}, BroadcastPolicy::sym_max)) == "[Max(a, n)]");
+}
+
 TEST_CASE("a symbol that may be 1 broadcasts with a constant by policy") {
     ShapeEnv env;
     const SymInt s = env.create_symbol("s", 3, ValueRange::at_least(1));
@@ -371,6 +379,9 @@ TEST_CASE("expand broadcasts both ways") {
     CHECK(str(shape::expand(d.env, {d.b}, {d.a, 1, 1})) == "[a, 1, b]");
     CHECK(error_of<value_error>([&] { shape::expand(d.env, {3}, {2, 4}); }) ==
           "Expand: shapes [3] and [2, 4] cannot be broadcast: at output dimension 1, 3 and 4 are not equal and neither is 1");
+    // Found by the generated graphs: a 1 expanded to -2 broadcast to -2, and the values' length overflowed.
+    CHECK(error_of<value_error>([&] { shape::expand(d.env, {1}, {-2}); }) ==
+          "Expand: invalid value -2 at position 0 of the target shape [-2]; dimensions cannot be negative");
 }
 
 TEST_CASE("shape with start and end, size and nonzero") {

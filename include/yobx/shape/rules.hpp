@@ -50,7 +50,10 @@ inline std::string format_shapes(std::span<const Shape> shapes) {
 /// nor 1 (nor incompatible), such as unrelated symbols `a` and `c`:
 /// - strict: ask the ShapeEnv (a strict env throws GuardOnDataDependentSymNode,
 ///   a draft env takes the hints' answer and reports it), torch.export's behaviour;
-/// - sym_max: the result is `Max(a, c)`, the behaviour of the shipped patches;
+/// - sym_max: the result is `Max(a, c)`, the behaviour of the shipped patches
+///   (0 against the constant 0). Like torch, whose backed sizes are at least 2,
+///   it assumes a symbolic side is not 0 where the other is 1: there the
+///   broadcast is 0, not Max;
 /// - new_symbol: the result is a fresh symbol, ONNX's rule.
 enum class BroadcastPolicy { strict, sym_max, new_symbol };
 
@@ -161,7 +164,10 @@ inline std::optional<SymInt> broadcast_dim(ShapeEnv& env, const SymInt& a, const
             if (env.evaluate(b == 1, where)) return a;
             if (env.evaluate(a == 1, where)) return b;
             return std::nullopt;
-        case BroadcastPolicy::sym_max: return env.simplify(sym_max(a, b));
+        case BroadcastPolicy::sym_max:
+            // 0 broadcast with 1 is 0, not Max(0, 1): a constant 0 decides the result.
+            if (a.maybe_constant() == 0 || b.maybe_constant() == 0) return SymInt(0);
+            return env.simplify(sym_max(a, b));
         case BroadcastPolicy::new_symbol: {
             // The fresh symbol gets the hints' broadcast as its hint, when there is one.
             const auto ha = env.size_hint(a), hb = env.size_hint(b);
@@ -537,10 +543,14 @@ inline Shape matmul(ShapeEnv& env, const Shape& a, const Shape& b, BroadcastPoli
 }
 
 /// Expand: the input broadcast with `target` in both directions (ONNX's Expand),
-/// through `shape_hooks.infer_size`.
+/// through `shape_hooks.infer_size`. A negative constant in `target` is an error.
 ///   expand(env, {a, 1}, {1, b})  is [a, b]
 inline Shape expand(ShapeEnv& env, const Shape& input, const Shape& target, BroadcastPolicy policy = BroadcastPolicy::strict,
                     source_location where = source_location::current()) {
+    for (std::size_t i = 0; i < target.size(); ++i)
+        if (const auto c = target[i].maybe_constant(); c && *c < 0)
+            detail::fail("Expand", "invalid value " + std::to_string(*c) + " at position " + std::to_string(i) +
+                                       " of the target shape " + format_shape(target) + "; dimensions cannot be negative");
     return infer_size(env, input, target, policy, "Expand", where);
 }
 
