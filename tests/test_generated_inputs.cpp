@@ -4,6 +4,7 @@
 // pairs judged by GNU patch.
 #include "fuzz/diff_check.hpp"
 #include "fuzz/generators.hpp"
+#include "fuzz/observer_check.hpp"
 #include "fuzz/shape_graph_check.hpp"
 #include "fuzz/stack_trace_check.hpp"
 
@@ -48,6 +49,10 @@ TEST_CASE("unified_diff: generated pairs apply strictly and give the second text
 
 TEST_CASE("shape inference: generated graphs fail only with yobx errors and agree with their run at the hints") {
     replay(fuzzgen::check_shape_graph, 4000);
+}
+
+TEST_CASE("observer: generated call sequences fail only with yobx errors; export specs survive their JSON") {
+    replay(fuzzgen::check_observer, 3000);
 }
 
 TEST_CASE("stack traces: generated torch.fx traces are read frame for frame, paths by the component rule") {
