@@ -7,17 +7,19 @@
 #  3. the clang preset: the ci preset built with clang++, ctest (on Debian 12
 #     without the LibTorch parts: LibTorch 1.13's headers do not compile with
 #     clang in C++20 mode);
-#  4. the sanitizer preset (ASan + UBSan): build, ctest;
-#  5. the libFuzzer targets, each for a bounded time;
+#  4. the sanitizer preset (ASan + UBSan + _GLIBCXX_ASSERTIONS): build, ctest
+#     (which replays every fuzz target's checks on generated inputs);
+#  4b. ThreadSanitizer on the tests that use threads (scripts/tsan.sh);
+#  5. the libFuzzer targets (tests/fuzz/fuzz_*.cpp), each for a bounded time;
 #  6. on a Debian 12 host only: this same script inside a Debian 13 root file
 #     system (created with debootstrap on first use, cached outside the clone
 #     at $YOBX_TRIXIE_ROOT, default /var/cache/yobx/trixie), so that both
 #     releases are tested by one script. On a Debian 13 host step 6 is not
 #     needed: steps 1-5 are the Debian 13 suite.
 # Options (environment):
-#  YOBX_FUZZ_SECONDS  seconds per fuzzer (default 30)
-#  YOBX_SKIP          comma-separated steps to leave out: clang, asan, fuzz, trixie
-#  YOBX_TRIXIE_SKIP   what step 6 leaves out (default asan,fuzz: the Debian 12
+#  YOBX_FUZZ_SECONDS  seconds per fuzzer (default 20)
+#  YOBX_SKIP          comma-separated steps to leave out: clang, asan, tsan, fuzz, trixie
+#  YOBX_TRIXIE_SKIP   what step 6 leaves out (default asan,tsan,fuzz: the Debian 12
 #                     run covers the sanitizers and the fuzzers; CI's budget)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,7 +28,7 @@ yobx_install_deps
 release=$(yobx_release)
 
 jobs=$(nproc)
-fuzz_seconds=${YOBX_FUZZ_SECONDS:-30}
+fuzz_seconds=${YOBX_FUZZ_SECONDS:-20}
 skip=",${YOBX_SKIP:-},"
 total=0
 skipped() { [[ "$skip" == *",$1,"* ]]; }
@@ -56,13 +58,24 @@ if ! skipped clang; then
 fi
 skipped asan || run_preset asan
 
+if ! skipped tsan; then
+    echo "== ThreadSanitizer (scripts/tsan.sh)"
+    log=$(mktemp)
+    bash scripts/tsan.sh 2>&1 | tee "$log"
+    n=$(sed -n 's/^\[doctest\] test cases: *\([0-9]*\) | *\1 passed | 0 failed.*/\1/p' "$log")
+    [ -n "$n" ] || { echo "the ThreadSanitizer run did not pass"; exit 1; }
+    total=$((total + n))
+    rm -f "$log"
+fi
+
 if ! skipped fuzz; then
     echo "== fuzzing (${fuzz_seconds}s per target)"
     mkdir -p build/fuzz
+    # build the targets two at a time, then run each
+    ls tests/fuzz/fuzz_*.cpp | xargs -P "$jobs" -I{} sh -c 'clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined \
+        -fno-sanitize-recover=all -D_GLIBCXX_ASSERTIONS -Iinclude "$1" -o "build/fuzz/$(basename "$1" .cpp)"' sh {}
     for target in tests/fuzz/fuzz_*.cpp; do
         name=$(basename "$target" .cpp)
-        clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -D_GLIBCXX_ASSERTIONS \
-            -Iinclude "$target" -o "build/fuzz/$name"
         corpus="build/fuzz/$name.corpus"
         rm -rf "$corpus"
         cp -r "tests/fuzz/corpus/${name#fuzz_}" "$corpus"
@@ -76,7 +89,7 @@ fi
 if [ "$release" = bookworm ] && ! skipped trixie; then
     echo "== Debian 13 (trixie): scripts/test.sh in a root file system"
     log=$(mktemp)
-    YOBX_SKIP="${YOBX_TRIXIE_SKIP-asan,fuzz}" bash scripts/trixie.sh bash scripts/test.sh 2>&1 | tee "$log"
+    YOBX_SKIP="${YOBX_TRIXIE_SKIP-asan,tsan,fuzz}" bash scripts/trixie.sh bash scripts/test.sh 2>&1 | tee "$log"
     n=$(sed -n 's/^yobx: \([0-9]*\) passed, 0 failed$/\1/p' "$log" | tail -1)
     [ -n "$n" ] || { echo "the Debian 13 stage did not pass"; exit 1; }
     total=$((total + n))

@@ -51,5 +51,5 @@ for fs in proc dev dev/pts; do
 done
 quoted=$(printf ' %q' "$@")
 chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-    LANG=C.UTF-8 CI="${CI:-}" YOBX_SKIP="${YOBX_SKIP:-}" YOBX_FUZZ_SECONDS="${YOBX_FUZZ_SECONDS:-30}" \
+    LANG=C.UTF-8 CI="${CI:-}" YOBX_SKIP="${YOBX_SKIP:-}" YOBX_FUZZ_SECONDS="${YOBX_FUZZ_SECONDS:-20}" \
     /bin/bash -c "cd /src/yobx &&$quoted"

@@ -11,6 +11,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -588,6 +589,26 @@ TEST_CASE("guards over one target destroyed in the wrong order still restore the
     CHECK(scale(6) == 18);
     outer_patch.undo();
     CHECK((scale == &double_it));
+}
+
+TEST_CASE("threads apply and undo patches of their own targets at the same time") {
+    // PatchInfo::make's targets share one registry per target type: it must be safe across threads.
+    std::vector<int> targets(8, 0);
+    std::vector<std::thread> threads;
+    for (std::size_t t = 0; t < targets.size(); ++t)
+        threads.emplace_back([&targets, t] {
+            PatchInfo a = PatchInfo::make(1, targets[t], "zero", "thread" + std::to_string(t), "one");
+            PatchInfo b = PatchInfo::make(2, targets[t], "one", "thread" + std::to_string(t), "two");
+            for (int i = 0; i < 200; ++i) {
+                PatchGuard outer(PatchDetails{a});
+                PatchGuard inner(PatchDetails{b});
+                if (targets[t] != 2) throw std::logic_error("wrong value under the guards");
+                outer.restore();  // out of order: the target stays 2 until inner ends
+                if (targets[t] != 2) throw std::logic_error("wrong value after the outer restore");
+            }
+        });
+    for (auto& th : threads) th.join();
+    CHECK(targets == std::vector<int>(8, 0));
 }
 
 TEST_CASE("restore() undoes every patch, then rethrows the first failure") {
