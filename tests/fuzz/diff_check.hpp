@@ -35,15 +35,14 @@ inline std::string edited(Bytes& in, const std::string& before) {
     std::vector<std::string> out(lines.begin(), lines.end());
     const std::size_t edits = in.below(6);
     for (std::size_t e = 0; e < edits; ++e) {
-        Bytes& b = in;
-        const std::size_t at = b.below(out.size() + 1);
-        switch (b.below(5)) {
+        const std::size_t at = in.below(out.size() + 1);
+        switch (in.below(5)) {
             case 0:
                 if (at < out.size()) out.erase(out.begin() + static_cast<std::ptrdiff_t>(at));
                 break;
-            case 1: out.insert(out.begin() + static_cast<std::ptrdiff_t>(at), text(b) + "\n"); break;
+            case 1: out.insert(out.begin() + static_cast<std::ptrdiff_t>(at), text(in) + "\n"); break;
             case 2:
-                if (at < out.size()) out[at] = text(b) + "\n";
+                if (at < out.size()) out[at] = text(in) + "\n";
                 break;
             case 3:
                 if (at < out.size()) out.push_back(out[at]);

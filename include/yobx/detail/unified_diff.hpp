@@ -21,23 +21,6 @@
 
 namespace yobx::detail {
 
-/// The lines of `text`, without their line breaks; a final newline does not
-/// start an empty line.
-inline std::vector<std::string_view> split_lines(std::string_view text) {
-    std::vector<std::string_view> lines;
-    std::size_t start = 0;
-    while (start < text.size()) {
-        const auto end = text.find('\n', start);
-        if (end == std::string_view::npos) {
-            lines.push_back(text.substr(start));
-            break;
-        }
-        lines.push_back(text.substr(start, end - start));
-        start = end + 1;
-    }
-    return lines;
-}
-
 /// The lines of `text` with their '\n' (the last one may have none).
 inline std::vector<std::string_view> split_lines_with_ends(std::string_view text) {
     std::vector<std::string_view> lines;
@@ -47,6 +30,15 @@ inline std::vector<std::string_view> split_lines_with_ends(std::string_view text
         lines.push_back(text.substr(start, stop - start));
         start = stop;
     }
+    return lines;
+}
+
+/// The lines of `text`, without their line breaks; a final newline does not
+/// start an empty line.
+inline std::vector<std::string_view> split_lines(std::string_view text) {
+    std::vector<std::string_view> lines = split_lines_with_ends(text);
+    for (auto& line : lines)
+        if (line.ends_with('\n')) line.remove_suffix(1);
     return lines;
 }
 

@@ -84,23 +84,14 @@ struct TargetStacks {
 
     void undo(T* where, const Saved& saved) {
         const std::lock_guard lock(mutex);
-        const auto it = stacks.find(where);
-        if (it == stacks.end() || it->second.empty() || it->second.back() == saved) {
-            *where = std::move(**saved);  // the latest patch of the target: its value goes back
-        } else {
-            std::vector<Saved>& stack = it->second;
-            const auto pos = std::find(stack.begin(), stack.end(), saved);
-            if (pos == stack.end()) {
-                *where = std::move(**saved);
-            } else {  // a later patch still holds the target: it will restore what this one saved
-                **std::next(pos) = std::move(**saved);
-            }
-        }
+        const auto it = stacks.find(where);  // apply recorded every patch of `make`: the target is there
+        std::vector<Saved>& stack = it->second;
+        const auto pos = std::find(stack.begin(), stack.end(), saved);
+        if (std::next(pos) == stack.end()) *where = std::move(**saved);  // the latest patch: its value goes back
+        else **std::next(pos) = std::move(**saved);  // a later patch holds the target: it will restore this value
         saved->reset();
-        if (it != stacks.end()) {
-            std::erase(it->second, saved);
-            if (it->second.empty()) stacks.erase(it);
-        }
+        stack.erase(pos);
+        if (stack.empty()) stacks.erase(it);
     }
 };
 
