@@ -1,5 +1,5 @@
 // Conformance: on random concrete shapes, each rule run with constant SymInts
-// agrees with a direct implementation of numpy's / ONNX's rule written here,
+// agrees with a direct implementation of ONNX's rule (numpy's where ONNX follows numpy) written here,
 // including when the input is invalid (the rule must then throw value_error).
 // 1000 cases per rule, fixed seed.
 #include <yobx/shape_inference.hpp>
@@ -121,22 +121,23 @@ std::optional<Ints> ref_reshape(const Ints& input, Ints target, bool allowzero) 
     return target;
 }
 
-// CPython's PySlice_AdjustIndices (with _PySlice_Unpack's clamp of the step to -PY_SSIZE_T_MAX).
+// ONNX's Slice (opset 13 and later): a negative index counts from the end, then a
+// positive step clamps start and end to [0, length]; a negative step clamps the start
+// to [0, length - 1] and the end to [-1, length - 1]. An empty dimension takes nothing
+// (Min(Max(start, 0), -1) is -1).
 std::int64_t ref_slice_length(std::int64_t length, std::int64_t start, std::int64_t stop, std::int64_t step) {
+    const auto clamp = [](std::int64_t v, std::int64_t lo, std::int64_t hi) { return std::min(std::max(v, lo), hi); };
+    if (start < 0) start += length;  // cannot overflow: length >= 0
+    if (stop < 0) stop += length;
+    if (step > 0) {
+        start = clamp(start, 0, length);
+        stop = clamp(stop, 0, length);
+        return start < stop ? (stop - start - 1) / step + 1 : 0;
+    }
+    start = clamp(start, 0, length - 1);
+    stop = clamp(stop, -1, length - 1);
     step = std::max(step, -std::numeric_limits<std::int64_t>::max());
-    const auto adjust = [&](std::int64_t& v) {
-        if (v < 0) {
-            v = v < -length ? -1 - length : v;  // avoid overflow below for INT64_MIN
-            v += length;
-            if (v < 0) v = step < 0 ? -1 : 0;
-        } else if (v >= length) {
-            v = step < 0 ? length - 1 : length;
-        }
-    };
-    adjust(start);
-    adjust(stop);
-    if (step < 0) return stop < start ? (start - stop - 1) / (-step) + 1 : 0;
-    return start < stop ? (stop - start - 1) / step + 1 : 0;
+    return stop < start ? (start - stop - 1) / (-step) + 1 : 0;
 }
 
 std::optional<Ints> ref_slice(const Ints& input, const Ints& starts, const Ints& ends, const Ints& axes, const Ints& steps) {
@@ -293,7 +294,7 @@ TEST_CASE("conformance: reshape with 0, -1 and allowzero") {
     }
 }
 
-TEST_CASE("conformance: slice agrees with CPython's slice indices") {
+TEST_CASE("conformance: slice agrees with ONNX's Slice clamps") {
     Random r;
     const std::int64_t big[] = {std::numeric_limits<std::int64_t>::max(), std::numeric_limits<std::int64_t>::min()};
     for (int i = 0; i < cases; ++i) {
@@ -369,7 +370,7 @@ TEST_CASE("conformance: shape with start and end, and size") {
     }
 }
 
-TEST_CASE("conformance: Slice and Gather on shape tensor values agree with Python's list indexing") {
+TEST_CASE("conformance: Slice and Gather on shape tensor values take the elements ONNX's Slice takes") {
     Random r;
     for (int i = 0; i < cases; ++i) {
         const std::int64_t length = r.between(0, 6);
@@ -378,9 +379,9 @@ TEST_CASE("conformance: Slice and Gather on shape tensor values agree with Pytho
         const std::int64_t start = r.between(-8, 8), end = r.between(-8, 8);
         const std::int64_t step = r.coin(3) ? (r.coin() ? std::numeric_limits<std::int64_t>::max() : std::numeric_limits<std::int64_t>::min())
                                              : (r.coin() ? 1 : -1) * r.between(1, 3);
-        // Python: start is adjusted as in PySlice_AdjustIndices, then start + k*step
-        std::int64_t first = start < 0 ? std::max<std::int64_t>(start + length, step < 0 ? -1 : 0)
-                                       : std::min<std::int64_t>(start, step < 0 ? length - 1 : length);
+        // ONNX: start counted from the end when negative, clamped, then start + k*step
+        const std::int64_t first = std::min<std::int64_t>(std::max<std::int64_t>(start < 0 ? start + length : start, 0),
+                                                          step < 0 ? length - 1 : length);
         Ints expected;
         for (std::int64_t k = 0; k < ref_slice_length(length, start, end, step); ++k) expected.push_back(10 + first + k * step);
         ShapeEnv env;

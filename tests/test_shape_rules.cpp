@@ -102,22 +102,51 @@ TEST_CASE("broadcast of two unrelated symbols follows the policy") {
     }
 }
 
-TEST_CASE("sym_max against the constant 0 gives 0: 0 broadcast with 1 is 0, not Max(0, 1)") {
-    // Found by the generated graphs: Expand([X], [1, 0]) gave [1, X] under sym_max, 1 where X == 1 and not 0.
+TEST_CASE("a constant other than 1 decides a broadcast with a symbol under every policy, as ONNX does") {
+    for (const auto policy : {BroadcastPolicy::strict, BroadcastPolicy::sym_max, BroadcastPolicy::new_symbol}) {
+        CAPTURE(to_string(policy));
+        // s may be 1: the result is 3 all the same, valid only if s is 1 or 3 (recorded, not asked)
+        ShapeEnv env;
+        const SymInt s = env.create_symbol("s", 3, ValueRange::at_least(1));
+        CHECK(str(shape::broadcast(env, {{s, 2}, {3, 1}}, policy)) == "[3, 2]");
+        REQUIRE(env.runtime_asserts().size() == 1);
+        CHECK(env.runtime_asserts()[0].condition.to_string() == "Eq(s, 3) | Eq(s, 1)");
+        CHECK(env.runtime_asserts()[0].message == "broadcasting s with 3");
+        CHECK(env.draft_report().empty());  // a strict env reports no assumption
+        // 0 decides too: 0 broadcast with 1 is 0, not Max(0, 1)
+        ShapeEnv zero;
+        const SymInt n = zero.create_symbol("n", 1, ValueRange::at_least(0));
+        CHECK(str(shape::broadcast(zero, {{0, 5}, {n, 5}}, policy)) == "[0, 5]");
+        CHECK(zero.runtime_asserts().back().condition.to_string() == "Eq(n, 1) | Eq(n, 0)");
+        // a symbol that cannot be 1 must be the constant: a replacement
+        Dims d;
+        CHECK(str(shape::broadcast(d.env, {{d.a}, {4}}, policy)) == "[4]");
+        CHECK(d.env.simplify(d.a).to_string() == "4");
+        // hints that refute both answers: the shapes cannot be broadcast
+        Dims e;
+        CHECK(error_of<value_error>([&] { shape::broadcast(e.env, {{e.b}, {3}}, policy, "Add"); }) ==
+              "Add: shapes [b] and [3] cannot be broadcast: at output dimension 0, b and 3 are not equal and neither is 1");
+    }
+    // two symbols: the policy decides
     Dims d;
-    CHECK(str(shape::broadcast(d.env, {{d.n}, {0}}, BroadcastPolicy::sym_max)) == "[0]");
-    CHECK(str(shape::broadcast(d.env, {{0, d.b}, {d.n, d.b}}, BroadcastPolicy::sym_max)) == "[0, b]");
     CHECK(str(shape::broadcast(d.env, {{d.n}, {d.a}}, BroadcastPolicy::sym_max)) == "[Max(a, n)]");
 }
 
-TEST_CASE("a symbol that may be 1 broadcasts with a constant by policy") {
-    ShapeEnv env;
-    const SymInt s = env.create_symbol("s", 3, ValueRange::at_least(1));
-    CHECK(str(shape::broadcast(env, {{s}, {3}}, BroadcastPolicy::sym_max)) == "[Max(3, s)]");
+TEST_CASE("a draft env lists the broadcast's requirement in its report") {
     ShapeEnv draft(ShapeEnvMode::draft);
-    const SymInt t = draft.create_symbol("t", 3, ValueRange::at_least(1));
-    CHECK(str(shape::broadcast(draft, {{t}, {3}})) == "[t]");
-    CHECK(draft.runtime_asserts().back().condition.to_string() == "Eq(t, 3)");
+    const SymInt t = draft.create_symbol("t", 6, ValueRange::at_least(1));
+    CHECK(str(shape::broadcast(draft, {{t}, {6}})) == "[6]");
+    CHECK(str(shape::broadcast(draft, {{6}, {t}})) == "[6]");
+    REQUIRE(draft.draft_report().size() == 1);
+    const DraftIssue& issue = draft.draft_report().issues()[0];
+    CHECK(issue.requirement == "broadcasting t with 6");
+    CHECK(issue.condition.to_string() == "Eq(t, 6) | Eq(t, 1)");
+    CHECK(issue.count == 2);
+    const std::string report = draft.draft_report().to_string();
+    CHECK(report.find("1. Assumed requirement.\n"
+                      "    broadcasting t with 6: yobx took `Eq(t, 6) | Eq(t, 1)` as given.\n"
+                      "    It holds for the hints: t = 6.\n"
+                      "    This was encountered 2 time(s).\n") != std::string::npos);
 }
 
 TEST_CASE("broadcast errors name the op, every shape and the two dimensions") {
@@ -257,6 +286,26 @@ TEST_CASE("slice handles negative indices, clamping, steps and symbolic bounds")
     CHECK(str(shape::slice(d.env, {d.a + d.n}, {d.a}, {int_max})) == "[n]");
     CHECK(str(shape::slice(d.env, x, {d.b - 1}, {d.b + 5}, std::vector<std::int64_t>{1})) == "[a, 1, 10]");
     CHECK(str(shape::slice(d.env, x, {4}, {2})) == "[0, b, 10]");
+}
+
+TEST_CASE("Slice with a negative step clamps a start before the first element to 0, as ONNX does (numpy takes nothing)") {
+    // ONNX's shape inference gives [1] for starts=-2, ends=INT64_MIN, steps=-2 on [1]; numpy's x[-2::-2] is empty
+    ShapeEnv env;
+    CHECK(str(shape::slice(env, {1}, {-2}, {int_min}, std::vector<std::int64_t>{0}, std::vector<std::int64_t>{-2})) == "[1]");
+    CHECK(str(shape::slice(env, {5}, {-9}, {int_min}, std::nullopt, std::vector<std::int64_t>{-1})) == "[1]");
+    // symbolic: the start n - 2 is clamped to [0, n - 1]
+    const SymInt n = env.create_symbol("n", 1, ValueRange::at_least(1));
+    const Shape sliced = shape::slice(env, {n}, {-2}, {int_min}, std::nullopt, std::vector<std::int64_t>{-2});
+    CHECK(str(sliced) == "[Max(0, n - 2)//2 + 1]");
+    for (const std::int64_t v : {1, 2, 3, 6}) CHECK(sliced[0].evaluate_with({{"n", v}}) == (v - 2 <= 0 ? 1 : (v - 2) / 2 + 1));
+    // an empty dimension gives nothing whatever the step (its clamp range [0, -1] is empty)
+    CHECK(str(shape::slice(env, {0}, {-2}, {int_min}, std::nullopt, std::vector<std::int64_t>{-1})) == "[0]");
+    CHECK(str(shape::slice(env, {0}, {3}, {-9}, std::nullopt, std::vector<std::int64_t>{-1})) == "[0]");
+    // and the values of a shape tensor follow the same rule
+    CHECK(shape::detail::slice_indices(1, -2, std::numeric_limits<std::int64_t>::min(), -2) == std::vector<std::int64_t>{0});
+    CHECK(shape::detail::slice_indices(5, -9, -9, -1) == std::vector<std::int64_t>{0});  // [0, 4] and [-1, 4]: element 0
+    CHECK(shape::detail::slice_indices(5, 9, 1, -2) == std::vector<std::int64_t>{4, 2});
+    CHECK(shape::detail::slice_indices(0, 3, -9, -1).empty());
 }
 
 TEST_CASE("slice asks the ShapeEnv for the sign of an index it cannot place") {

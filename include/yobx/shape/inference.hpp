@@ -30,12 +30,12 @@ namespace yobx {
 
 namespace shape::detail {
 
-/// numpy's slice of a range of n elements: the indices taken, in order.
+/// ONNX's Slice of a range of n elements: the indices taken, in order. A negative
+/// index counts from the end; then a positive step clamps start and end to [0, n],
+/// a negative step clamps the start to [0, n - 1] and the end to [-1, n - 1].
 inline std::vector<std::int64_t> slice_indices(std::int64_t n, std::int64_t start, std::int64_t end, std::int64_t step) {
-    const auto norm = [&](std::int64_t v, std::int64_t lo, std::int64_t hi) {
-        if (v < 0) v = v < -n ? lo : v + n;
-        return std::clamp(v, lo, hi);
-    };
+    // Min(Max(v, lo), hi): an empty range clamps a backward start to -1, nothing taken
+    const auto norm = [&](std::int64_t v, std::int64_t lo, std::int64_t hi) { return std::min(std::max(v < 0 ? v + n : v, lo), hi); };
     std::vector<std::int64_t> out;
     // the distances stay within [0, n + 1], so `distance - step` cannot overflow even for huge steps
     if (step > 0) {
@@ -44,7 +44,7 @@ inline std::vector<std::int64_t> slice_indices(std::int64_t n, std::int64_t star
             if ((e - i) - step <= 0) break;
         }
     } else {
-        for (std::int64_t i = norm(start, -1, n - 1), e = norm(end, -1, n - 1); i > e; i += step) {
+        for (std::int64_t i = norm(start, 0, n - 1), e = norm(end, -1, n - 1); i > e; i += step) {
             out.push_back(i);
             if ((i - e) + step <= 0) break;
         }

@@ -47,14 +47,16 @@ inline std::string format_shapes(std::span<const Shape> shapes) {
 }
 
 /// What broadcasting does with two dimensions that can be proven neither equal
-/// nor 1 (nor incompatible), such as unrelated symbols `a` and `c`:
+/// nor 1 (nor incompatible). A constant other than 1 against a symbol decides
+/// the dimension under every policy, as in ONNX: `N` with 6 is 6, and
+/// `N == 1 or N == 6` is recorded (ShapeEnv::assume_requirement). The policy
+/// decides the rest, two symbolic sides such as unrelated symbols `a` and `c`:
 /// - strict: ask the ShapeEnv (a strict env throws GuardOnDataDependentSymNode,
 ///   a draft env takes the hints' answer and reports it), torch.export's behaviour;
-/// - sym_max: the result is `Max(a, c)`, the behaviour of the shipped patches
-///   (0 against the constant 0). Like torch, whose backed sizes are at least 2,
-///   it assumes a symbolic side is not 0 where the other is 1: there the
-///   broadcast is 0, not Max;
-/// - new_symbol: the result is a fresh symbol, ONNX's rule.
+/// - sym_max: the result is `Max(a, c)`, the behaviour of the shipped patches.
+///   Like torch, whose backed sizes are at least 2, it assumes a side that may
+///   be 0 is not 0 where the other is 1: there the broadcast is 0, not Max;
+/// - new_symbol: the result is a fresh symbol, ONNX's rule for two symbols.
 enum class BroadcastPolicy { strict, sym_max, new_symbol };
 
 /// "strict", "sym_max", "new_symbol".
@@ -115,15 +117,20 @@ void require_equal(ShapeEnv& env, const SymInt& a, const SymInt& b, std::string_
     env.check(a == b, std::string(op) + ": " + what(), where);
 }
 
-/// v clamped to [lo, hi], without Max/Min where the ShapeEnv proves them useless.
+/// Min(Max(v, lo), hi), without Max/Min where the ShapeEnv proves them useless.
+/// When hi < lo (an empty dimension's [0, -1]) the result is hi.
 inline SymInt clamp(const ShapeEnv& env, const SymInt& v, const SymInt& lo, const SymInt& hi) {
     // INT64_MAX and INT64_MIN mean "to the end": no dimension goes past them.
-    if (v.maybe_constant() == std::numeric_limits<std::int64_t>::max()) return hi;
-    if (v.maybe_constant() == std::numeric_limits<std::int64_t>::min()) return lo;
-    if (env.statically_known_true(v <= lo)) return lo;
-    if (env.statically_known_true(v >= hi)) return hi;
-    SymInt x = env.statically_known_true(v >= lo) ? v : sym_max(v, lo);
-    if (!env.statically_known_true(x <= hi)) x = sym_min(x, hi);
+    const auto c = v.maybe_constant();
+    const bool lowest = c == std::numeric_limits<std::int64_t>::min();  // compared with nothing: it would overflow
+    if (c == std::numeric_limits<std::int64_t>::max() || (!lowest && env.statically_known_true(v >= hi))) return hi;
+    const bool at_lo = lowest || env.statically_known_true(v <= lo), above_lo = !at_lo && env.statically_known_true(v >= lo);
+    SymInt x = at_lo ? lo : above_lo ? v : sym_max(v, lo);
+    // Max(v, lo) <= hi when both are: asked term by term, which the ShapeEnv decides more often
+    const bool below_hi = at_lo      ? env.statically_known_true(lo <= hi)
+                          : above_lo ? env.statically_known_true(v <= hi)
+                                     : env.statically_known_true(v <= hi) && env.statically_known_true(lo <= hi);
+    if (!below_hi) x = env.statically_known_true(x >= hi) ? hi : sym_min(x, hi);
     return env.simplify(x);
 }
 
@@ -158,16 +165,27 @@ inline std::optional<SymInt> broadcast_dim(ShapeEnv& env, const SymInt& a, const
     if (env.statically_known_true(b == 1)) return a;
     if (env.statically_known_true(a != b) && env.statically_known_true(a != 1) && env.statically_known_true(b != 1))
         return std::nullopt;
+    // ONNX's rule, under every policy: a constant other than 1 decides the dimension, and
+    // the graph is valid only if the symbolic side is 1 or that constant (an assumption,
+    // recorded; in the draft report of a draft env).
+    if (a.maybe_constant() || b.maybe_constant()) {
+        const SymInt& c = a.maybe_constant() ? a : b;
+        const SymInt& s = a.maybe_constant() ? b : a;
+        if (const auto h = env.size_hint(s); h && *h != 1 && *h != c.constant_value()) return std::nullopt;  // the hints refute it
+        // what ranges rule out is left out, so that `a == 4` becomes a replacement
+        const SymBool requirement = env.statically_known_true(s != 1) ? s == c
+                                    : env.statically_known_true(s != c) ? s == 1
+                                                                        : (s == 1 || s == c);
+        env.assume_requirement(requirement, "broadcasting " + s.to_string() + " with " + c.to_string(), where);
+        return c;
+    }
     switch (policy) {
         case BroadcastPolicy::strict:
             if (env.evaluate(a == b, where)) return a;
             if (env.evaluate(b == 1, where)) return a;
             if (env.evaluate(a == 1, where)) return b;
             return std::nullopt;
-        case BroadcastPolicy::sym_max:
-            // 0 broadcast with 1 is 0, not Max(0, 1): a constant 0 decides the result.
-            if (a.maybe_constant() == 0 || b.maybe_constant() == 0) return SymInt(0);
-            return env.simplify(sym_max(a, b));
+        case BroadcastPolicy::sym_max: return env.simplify(sym_max(a, b));
         case BroadcastPolicy::new_symbol: {
             // The fresh symbol gets the hints' broadcast as its hint, when there is one.
             const auto ha = env.size_hint(a), hb = env.size_hint(b);
@@ -378,10 +396,12 @@ inline Shape reshape(ShapeEnv& env, const Shape& input, const Shape& target, boo
     return out;
 }
 
-/// Slice along `axes` (default: 0, 1, ...) with `steps` (default 1), numpy's
-/// rules: a negative index counts from the end, indices are clamped to the
-/// dimension, a negative step walks backwards. INT64_MAX / INT64_MIN as an end
-/// mean "to the end". Starts and ends may be symbolic; a symbolic index whose
+/// Slice along `axes` (default: 0, 1, ...) with `steps` (default 1), ONNX's
+/// rules: a negative index counts from the end, then indices are clamped to
+/// the dimension, [0, d] for a positive step; for a negative step, which walks
+/// backwards, the start to [0, d - 1] and the end to [-1, d - 1] (numpy differs:
+/// a backward start before the first element takes nothing, ONNX takes that
+/// element). INT64_MAX / INT64_MIN as an end mean "to the end". Starts and ends may be symbolic; a symbolic index whose
 /// sign ranges cannot tell is decided by the ShapeEnv. Steps are constants.
 ///   slice(env, {a, b}, {1}, {INT64_MAX}, {{1}})  is [a, b - 1]  (b >= 1)
 inline Shape slice(ShapeEnv& env, const Shape& input, const Shape& starts, const Shape& ends,
@@ -423,8 +443,10 @@ inline Shape slice(ShapeEnv& env, const Shape& input, const Shape& starts, const
             end = detail::clamp(env, end, 0, d);
             distance = end - start;
         } else {
-            start = detail::clamp(env, start, -1, d - 1);  // -1: nothing left before the start
-            end = detail::clamp(env, end, -1, d - 1);
+            // ONNX clamps a backward start to [0, d - 1] (numpy takes nothing from a start before
+            // the first element); an empty dimension gives -1, so nothing is taken
+            start = detail::clamp(env, start, 0, d - 1);
+            end = detail::clamp(env, end, -1, d - 1);  // -1: up to the first element included
             distance = start - end;
         }
         const SymInt length = floordiv(distance - 1, magnitude) + 1;

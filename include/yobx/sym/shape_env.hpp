@@ -77,6 +77,7 @@ struct DraftIssue {
     std::vector<std::pair<std::string, std::optional<std::int64_t>>> hints;  ///< each symbol of the condition
     std::size_t count = 0;                                              ///< how often it was met
     std::vector<source_location> locations;                             ///< where, each place once
+    std::string requirement;  ///< empty for a guard; for an operator's requirement taken as given (assume_requirement), what it is
 };
 
 /// What a draft ShapeEnv assumed, in the spirit of torch.export's draft-export report.
@@ -102,9 +103,15 @@ public:
              bar + "\n";
         for (std::size_t i = 0; i < issues_.size(); ++i) {
             const DraftIssue& d = issues_[i];
-            s += "\n" + std::to_string(i + 1) + ". Data dependent guard.\n";
-            s += "    yobx was unable to decide `" + d.condition.to_string() + "` from ranges and constraints.\n";
-            s += std::string("    It assumed ") + (d.answer ? "True" : "False") + " from the hints: " + format_hints(d.hints) + ".\n";
+            if (!d.requirement.empty()) {
+                s += "\n" + std::to_string(i + 1) + ". Assumed requirement.\n";
+                s += "    " + d.requirement + ": yobx took `" + d.condition.to_string() + "` as given.\n";
+                s += "    It holds for the hints: " + format_hints(d.hints) + ".\n";
+            } else {
+                s += "\n" + std::to_string(i + 1) + ". Data dependent guard.\n";
+                s += "    yobx was unable to decide `" + d.condition.to_string() + "` from ranges and constraints.\n";
+                s += std::string("    It assumed ") + (d.answer ? "True" : "False") + " from the hints: " + format_hints(d.hints) + ".\n";
+            }
             s += "    This was encountered " + std::to_string(d.count) + " time(s).\n";
             s += "    This occurred at the following locations:\n";
             for (const auto& l : d.locations)
@@ -249,6 +256,27 @@ public:
         runtime_asserts_.push_back(RuntimeAssert{s, std::string(message), where});
     }
 
+    /// An operator's requirement that decides its result (broadcasting `N` with 6
+    /// gives 6, valid only if `N == 1 or N == 6`): recorded like check(); a draft
+    /// ShapeEnv also lists it in its report as an assumption. Nothing is
+    /// recorded when the ShapeEnv proves it.
+    void assume_requirement(const SymBool& cond, std::string_view message, source_location where = source_location::current()) {
+        if (statically_known_true(cond)) return;
+        const SymBool s = simplify(cond);
+        check(cond, message, where);
+        if (mode_ != ShapeEnvMode::draft) return;
+        for (auto& issue : report_.issues_)
+            if (issue.requirement == message && issue.condition.identical(s)) {
+                ++issue.count;
+                const bool seen = std::any_of(issue.locations.begin(), issue.locations.end(), [&](const source_location& l) {
+                    return l.line() == where.line() && std::string_view(l.file_name()) == where.file_name();
+                });
+                if (!seen) issue.locations.push_back(where);
+                return;
+            }
+        report_.issues_.push_back(DraftIssue{s, true, hints_of(s.free_symbols()), 1, {where}, std::string(message)});
+    }
+
     /// Decides the condition. Proven: the answer. Otherwise a strict ShapeEnv throws
     /// GuardOnDataDependentSymNode (the condition, the symbols' hints and `where`); a
     /// draft ShapeEnv answers from the hints, records a runtime assert and a DraftReport issue.
@@ -332,6 +360,7 @@ private:
     bool assume(const SymBool& s, source_location where) {
         const SymBool negated = !s;
         for (auto& issue : report_.issues_) {
+            if (!issue.requirement.empty()) continue;
             const bool same = issue.condition.identical(s);
             if (!same && !issue.condition.identical(negated)) continue;
             ++issue.count;
@@ -344,7 +373,7 @@ private:
         const auto names = s.free_symbols();
         if (mode_ == ShapeEnvMode::strict || !all_hinted(names)) throw undecided(s.to_string(), names, where);
         const bool answer = s.evaluate_with(hint_values(names));
-        report_.issues_.push_back(DraftIssue{s, answer, hints_of(names), 1, {where}});
+        report_.issues_.push_back(DraftIssue{s, answer, hints_of(names), 1, {where}, {}});
         runtime_asserts_.push_back(RuntimeAssert{answer ? s : negated, "draft assumption", where});
         return answer;
     }
