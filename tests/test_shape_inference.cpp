@@ -274,6 +274,31 @@ TEST_CASE("Reshape to unknown values keeps the values of a 1-D result, whose len
     CHECK(draft.draft_report().size() == 1);
 }
 
+TEST_CASE("Reshape with a data-dependent entry that may be 0 or -1 gives an unknown dimension in a draft env, as ONNX does") {
+    ShapeEnv env(ShapeEnvMode::draft);
+    ShapeInference si(env);
+    const SymTensor nz = si.transpose(si.nonzero(SymTensor({env.create_symbol("a", 6), 4}, DType::float32)));
+    const SymInt u0 = nz.shape()[0];
+    // a 0 at position 1 would copy 2, not give 0: no hint answers it, the dimension is a fresh symbol
+    CHECK(str(si.reshape(nz, SymTensor::from_values({2, u0}))) == "SymTensor(int64, [2, u1])");
+    // the -1 cannot be inferred from an unknown entry either; nothing is checked or reported
+    CHECK(str(si.reshape(nz, SymTensor::from_values({-1, u0}))) == "SymTensor(int64, [u3, u2])");
+    CHECK(env.runtime_asserts().empty());
+    CHECK(env.draft_report().empty());
+    // what ranges or size-oblivious reasoning settle keeps its expression
+    CHECK(str(si.reshape(nz, SymTensor::from_values({u0 * 2, -1}))) == "SymTensor(int64, [2*u0, 1])");
+}
+
+TEST_CASE("Concat keeps the constant of two dimensions it requires equal, as ONNX's merge does") {
+    ShapeEnv env;
+    ShapeInference si(env);
+    const SymTensor nz = si.nonzero(SymTensor({env.create_symbol("a", 6)}, DType::float32));  // [1, u0]
+    const SymTensor t = si.transpose(nz);                                                     // [u0, 1]
+    CHECK(str(si.concat({t, SymTensor({1, 3}, DType::int64)}, 1)) == "SymTensor(int64, [1, 4])");
+    REQUIRE(env.runtime_asserts().size() == 1);
+    CHECK(env.runtime_asserts()[0].condition.to_string() == "Eq(u0, 1)");
+}
+
 TEST_CASE("Reshape's 0-copy is decided size-obliviously when both answers give the same shape") {
     // Issue 29: Reshape(Transpose(NonZero(X)), [u0*2]) stopped in strict mode on Eq(u0, 0).
     ShapeEnv env;

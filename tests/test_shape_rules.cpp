@@ -132,6 +132,32 @@ TEST_CASE("a constant other than 1 decides a broadcast with a symbol under every
     CHECK(str(shape::broadcast(d.env, {{d.n}, {d.a}}, BroadcastPolicy::sym_max)) == "[Max(a, n)]");
 }
 
+TEST_CASE("a data-dependent size broadcast with a size that has a hint takes that size under every policy, as ONNX does") {
+    for (const auto policy : {BroadcastPolicy::strict, BroadcastPolicy::sym_max, BroadcastPolicy::new_symbol}) {
+        CAPTURE(to_string(policy));
+        Dims d;
+        const SymInt u = d.env.fresh_symbol("u");  // no hint, as NonZero's count
+        CHECK(str(shape::broadcast(d.env, {{u, 3}, {d.a, 1}}, policy)) == "[a, 3]");
+        CHECK(d.env.runtime_asserts().back().condition.to_string() == "Eq(u0, 1) | Eq(a, u0)");
+        CHECK(d.env.runtime_asserts().back().message == "broadcasting u0 with a");
+        // a symbol a check replaced by a constant decides like the constant
+        d.env.check(d.c == 4);
+        CHECK(str(shape::broadcast(d.env, {{d.c}, {u}}, policy)) == "[4]");
+    }
+}
+
+TEST_CASE("two data-dependent sizes broadcast to a fresh one in a draft env under the strict policy; a strict env asks") {
+    ShapeEnv draft(ShapeEnvMode::draft);
+    const SymInt u0 = draft.fresh_symbol("u"), u1 = draft.fresh_symbol("u");
+    CHECK(str(shape::broadcast(draft, {{u0}, {u1}})) == "[u2]");
+    CHECK(draft.draft_report().empty());
+    CHECK(str(shape::broadcast(draft, {{u0}, {u1}}, BroadcastPolicy::sym_max)) == "[Max(u0, u1)]");
+    ShapeEnv strict;
+    const SymInt v0 = strict.fresh_symbol("u"), v1 = strict.fresh_symbol("u");
+    CHECK(error_of<GuardOnDataDependentSymNode>([&] { shape::broadcast(strict, {{v0}, {v1}}); })
+              .starts_with("Could not guard on data-dependent expression Eq(u0, u1) (hints: u0 = ?, u1 = ?)"));
+}
+
 TEST_CASE("a draft env lists the broadcast's requirement in its report") {
     ShapeEnv draft(ShapeEnvMode::draft);
     const SymInt t = draft.create_symbol("t", 6, ValueRange::at_least(1));

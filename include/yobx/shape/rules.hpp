@@ -153,8 +153,10 @@ inline SymInt product(const Shape& s) {
 /// (provably, or for a strict policy, by the ShapeEnv's answers).
 ///   broadcast_dim(env, a, 1, policy)  is a
 ///   broadcast_dim(env, a, c, BroadcastPolicy::sym_max)  is Max(a, c)
-inline std::optional<SymInt> broadcast_dim(ShapeEnv& env, const SymInt& a, const SymInt& b, BroadcastPolicy policy,
+inline std::optional<SymInt> broadcast_dim(ShapeEnv& env, const SymInt& a0, const SymInt& b0, BroadcastPolicy policy,
                                            source_location where = source_location::current()) {
+    // with the ShapeEnv's replacements applied: a K that a check made 6 decides like 6
+    const SymInt a = env.simplify(a0), b = env.simplify(b0);
     if (const auto ca = a.maybe_constant(), cb = b.maybe_constant(); ca && cb) {  // concrete: numpy's rule, no env
         if (*ca == *cb || *cb == 1) return a;
         if (*ca == 1) return b;
@@ -168,10 +170,14 @@ inline std::optional<SymInt> broadcast_dim(ShapeEnv& env, const SymInt& a, const
     // ONNX's rule, under every policy: a constant other than 1 decides the dimension, and
     // the graph is valid only if the symbolic side is 1 or that constant (an assumption,
     // recorded; in the draft report of a draft env).
-    if (a.maybe_constant() || b.maybe_constant()) {
-        const SymInt& c = a.maybe_constant() ? a : b;
-        const SymInt& s = a.maybe_constant() ? b : a;
-        if (const auto h = env.size_hint(s); h && *h != 1 && *h != c.constant_value()) return std::nullopt;  // the hints refute it
+    // The same for a data-dependent size (no hint, as from NonZero) against a size with a hint:
+    // the hinted side decides, as ONNX takes the known dimension.
+    const auto ha = env.size_hint(a), hb = env.size_hint(b);
+    if (a.maybe_constant() || b.maybe_constant() || ha.has_value() != hb.has_value()) {
+        const bool a_decides = a.maybe_constant() || (!b.maybe_constant() && ha);
+        const SymInt& c = a_decides ? a : b;
+        const SymInt& s = a_decides ? b : a;
+        if (const auto h = env.size_hint(s); h && *h != 1 && *h != env.size_hint(c)) return std::nullopt;  // the hints refute it
         // what ranges rule out is left out, so that `a == 4` becomes a replacement
         const SymBool requirement = env.statically_known_true(s != 1) ? s == c
                                     : env.statically_known_true(s != c) ? s == 1
@@ -179,6 +185,9 @@ inline std::optional<SymInt> broadcast_dim(ShapeEnv& env, const SymInt& a, const
         env.assume_requirement(requirement, "broadcasting " + s.to_string() + " with " + c.to_string(), where);
         return c;
     }
+    // Two data-dependent sizes under strict: a strict env asks (and throws), a draft env, which
+    // has no hint to answer from, gives a fresh data-dependent symbol (ONNX's unknown).
+    if (!ha && !hb && policy == BroadcastPolicy::strict && env.mode() == ShapeEnvMode::draft) return env.fresh_symbol("u");
     switch (policy) {
         case BroadcastPolicy::strict:
             if (env.evaluate(a == b, where)) return a;
@@ -188,7 +197,6 @@ inline std::optional<SymInt> broadcast_dim(ShapeEnv& env, const SymInt& a, const
         case BroadcastPolicy::sym_max: return env.simplify(sym_max(a, b));
         case BroadcastPolicy::new_symbol: {
             // The fresh symbol gets the hints' broadcast as its hint, when there is one.
-            const auto ha = env.size_hint(a), hb = env.size_hint(b);
             std::optional<std::int64_t> hint;
             if (ha && hb && (*ha == *hb || *hb == 1)) hint = ha;
             else if (ha && hb && *ha == 1) hint = hb;
@@ -297,6 +305,8 @@ inline Shape concat(ShapeEnv& env, std::span<const Shape> inputs, std::int64_t a
                            format_shape(inputs[k]) + ": " + out[idx].to_string() + " vs " + inputs[k][idx].to_string();
                 },
                 where);
+            // equal now: keep a constant where a side has one (ONNX's merge of `u0` and 1 is 1)
+            if (!out[idx].maybe_constant() && inputs[k][idx].maybe_constant()) out[idx] = inputs[k][idx];
         }
     }
     return out;
@@ -332,9 +342,21 @@ inline Shape reshape(ShapeEnv& env, const Shape& input, const Shape& target, boo
     const auto context = [&] { return "target shape " + format_shape(target) + " for input shape " + format_shape(input); };
     Shape out = target;
     std::optional<std::size_t> inferred;
+    bool unknown = false;
     for (std::size_t i = 0; i < target.size(); ++i) {
         const SymInt& t = target[i];
         if (i < input.size() && t.identical(input[i])) continue;  // 0 or not, the result is input[i]: no question
+        // A data-dependent entry (no hint, as from NonZero) that may be 0 or -1: a strict env asks (and
+        // throws); a draft env has no hint to answer from, and the dimension is unknown, a fresh
+        // symbol (ONNX leaves it unknown).
+        const auto settled = [&](const SymBool& c) { return env.statically_known_true(c) || env.statically_known_true(!c); };
+        const bool copy_settled =
+            allowzero || settled(t == 0) || (i < input.size() && detail::zero_forces_zero(env, t, input[i]));
+        if (env.mode() == ShapeEnvMode::draft && !env.size_hint(t) && !(copy_settled && settled(t == -1) && settled(t < 0))) {
+            out[i] = env.fresh_symbol("u");
+            unknown = true;
+            continue;
+        }
         // evaluate answers constants and proven facts itself, and guards only on the rest
         if (env.evaluate(t == -1, where)) {
             if (inferred) detail::fail("Reshape", "more than one -1 in the " + context());
@@ -358,6 +380,10 @@ inline Shape reshape(ShapeEnv& env, const Shape& input, const Shape& target, boo
         for (std::size_t i = 0; i < target.size(); ++i)
             if (i != *inferred && env.evaluate(target[i] == 0, where))
                 detail::fail("Reshape", "with allowzero, the " + context() + " cannot hold both 0 and -1");
+    if (unknown) {  // nothing to check or infer from an unknown entry
+        if (inferred) out[*inferred] = env.fresh_symbol("u");
+        return out;
+    }
     const SymInt total = detail::product(input);
     if (!inferred) {
         const SymInt count = detail::product(out);
