@@ -10,7 +10,7 @@
 # YOBX_OS_RELEASE names another os-release file (tests/check_deps.sh).
 set -euo pipefail
 yobx_common_packages=(cmake make g++ clang libclang-rt-dev doctest-dev libbenchmark-dev
-                      libtorch-dev python3 python3-torch python3-sympy patch)
+                      libtorch-dev python3 python3-torch python3-sympy python3-onnx patch)
 
 # Prints the release's codename, or fails with what to install by hand.
 yobx_release() {
@@ -22,7 +22,7 @@ yobx_release() {
         *)
             echo "yobx: scripts/deps.sh knows Debian 12 (bookworm) and Debian 13 (trixie); this system is" \
                  "'${codename:-unknown}'. Install by hand: a C++20 compiler (g++ >= 12 or clang >= 14), cmake >= 3.21," \
-                 "Boost >= 1.81 headers (PFR and Hana), doctest, Google Benchmark, LibTorch and Python's torch" \
+                 "Boost >= 1.81 headers (PFR and Hana), doctest, Google Benchmark, LibTorch and Python's torch and onnx" \
                  "(optional), clang's sanitizer and libFuzzer runtime; then run cmake --preset ci." >&2
             return 1 ;;
     esac
