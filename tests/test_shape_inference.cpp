@@ -287,6 +287,10 @@ TEST_CASE("Reshape with a data-dependent entry that may be 0 or -1 gives an unkn
     CHECK(env.draft_report().empty());
     // what ranges or size-oblivious reasoning settle keeps its expression
     CHECK(str(si.reshape(nz, SymTensor::from_values({u0 * 2, -1}))) == "SymTensor(int64, [2*u0, 1])");
+    // with allowzero, an entry that may be -1 (no range, no hint) beside a -1: unknown, not asked
+    const SymInt q = env.fresh_symbol("s", std::nullopt, ValueRange::unknown());
+    CHECK(str(si.reshape(nz, SymTensor::from_values({q, -1}), true)) == "SymTensor(int64, [u4, u5])");
+    CHECK(env.draft_report().empty());
 }
 
 TEST_CASE("Concat keeps the constant of two dimensions it requires equal, as ONNX's merge does") {

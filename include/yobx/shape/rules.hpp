@@ -333,7 +333,8 @@ inline bool zero_forces_zero(ShapeEnv& env, const SymInt& t, const SymInt& d) {
 /// Reshape to `target`: -1 (at most one) is inferred from the element count, 0
 /// copies the input's dimension at that position unless `allowzero`, where it
 /// is a real 0. A symbolic entry that may be 0 is decided by the ShapeEnv
-/// (unless `allowzero`). The element counts must match (proven, or recorded
+/// (unless `allowzero`); in a draft ShapeEnv, a data-dependent entry (no hint)
+/// it cannot settle gives a fresh symbol, as ONNX leaves it unknown. The element counts must match (proven, or recorded
 /// with ShapeEnv::check).
 ///   reshape(env, {a, b, c}, {a, -1})      is [a, b*c]
 ///   reshape(env, {a, b, c}, {0, 0, 2, -1}) is [a, b, 2, c//2]  (checked: c is even)
@@ -376,14 +377,14 @@ inline Shape reshape(ShapeEnv& env, const Shape& input, const Shape& target, boo
                                         context() + ")");
         out[i] = input[i];
     }
-    if (allowzero && inferred)
-        for (std::size_t i = 0; i < target.size(); ++i)
-            if (i != *inferred && env.evaluate(target[i] == 0, where))
-                detail::fail("Reshape", "with allowzero, the " + context() + " cannot hold both 0 and -1");
     if (unknown) {  // nothing to check or infer from an unknown entry
         if (inferred) out[*inferred] = env.fresh_symbol("u");
         return out;
     }
+    if (allowzero && inferred)
+        for (std::size_t i = 0; i < target.size(); ++i)
+            if (i != *inferred && env.evaluate(target[i] == 0, where))
+                detail::fail("Reshape", "with allowzero, the " + context() + " cannot hold both 0 and -1");
     const SymInt total = detail::product(input);
     if (!inferred) {
         const SymInt count = detail::product(out);
@@ -427,8 +428,9 @@ inline Shape reshape(ShapeEnv& env, const Shape& input, const Shape& target, boo
 /// the dimension, [0, d] for a positive step; for a negative step, which walks
 /// backwards, the start to [0, d - 1] and the end to [-1, d - 1] (numpy differs:
 /// a backward start before the first element takes nothing, ONNX takes that
-/// element). INT64_MAX / INT64_MIN as an end mean "to the end". Starts and ends may be symbolic; a symbolic index whose
-/// sign ranges cannot tell is decided by the ShapeEnv. Steps are constants.
+/// element). INT64_MAX / INT64_MIN as an end mean "to the end". Starts and ends
+/// may be symbolic; a symbolic index whose sign ranges cannot tell is decided
+/// by the ShapeEnv. Steps are constants.
 ///   slice(env, {a, b}, {1}, {INT64_MAX}, {{1}})  is [a, b - 1]  (b >= 1)
 inline Shape slice(ShapeEnv& env, const Shape& input, const Shape& starts, const Shape& ends,
                    std::optional<std::vector<std::int64_t>> axes = std::nullopt,
