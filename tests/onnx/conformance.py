@@ -22,6 +22,7 @@ Checked, failing the run when violated:
 Reported: the counts, and examples of dimensions yobx determines and ONNX does not.
 """
 import argparse
+import math
 import os
 import pickle
 import random
@@ -29,7 +30,7 @@ import subprocess
 import sys
 
 import onnx
-from onnx import TensorProto, helper, numpy_helper, shape_inference
+from onnx import TensorProto, helper, shape_inference
 
 INT64_MAX = 2**63 - 1
 INT64_MIN = -(2**63)
@@ -290,14 +291,28 @@ def infer(model):
         return str(e).splitlines()[0] if str(e) else type(e).__name__
 
 
+def concrete_shapes(graph, dims, k):
+    """Every value's shape at assignment k: the inputs' and ONNX's concrete result (dims)."""
+    known = {n: [graph.symbols[x][k] if isinstance(x, str) else x for x in d] for n, d in graph.inputs}
+    known.update(dims)
+    return known
+
+
+def trunc_div(a, b):
+    """Integer division toward zero (ONNX Runtime's), None for a division by zero."""
+    if b == 0:
+        return None
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
 def violates_spec(graph, dims, k):
     """A requirement of the ONNX specification that ONNX's inference does not check,
     broken at a concrete assignment (dims: ONNX's concrete result): Reshape keeps the
     element count, Gather's indices are within the axis. Such a graph fails at run time."""
     consts = {n: v for n, v, _ in graph.consts}
-    known = {n: [graph.symbols[x][k] if isinstance(x, str) else x for x in d] for n, d in graph.inputs}
-    known.update(dims)
-    prod = lambda ds: None if any(not isinstance(d, int) for d in ds) else __import__("math").prod(ds)
+    known = concrete_shapes(graph, dims, k)
+    prod = lambda ds: math.prod(ds) if all(isinstance(d, int) for d in ds) else None
     for op, out, ins, attrs in graph.nodes:
         if op == "Reshape" and out in known and ins[0] in known:
             a, b = prod(known[ins[0]]), prod(known[out])
@@ -318,10 +333,8 @@ def shape_values(graph, dims, k):
     Squeeze and Unsqueeze (the rest are unknown: None). Only used to find Expands whose
     target does not broadcast, which ONNX's inference does not check."""
     vals = {n: (v if not scalar else v[0]) for n, v, scalar in graph.consts}
-    known = {n: [graph.symbols[x][k] if isinstance(x, str) else x for x in d] for n, d in graph.inputs}
-    known.update(dims)
-    arith = {"Add": lambda a, b: a + b, "Sub": lambda a, b: a - b, "Mul": lambda a, b: a * b,
-             "Div": lambda a, b: int(a / b) if b else None}
+    known = concrete_shapes(graph, dims, k)
+    arith = {"Add": lambda a, b: a + b, "Sub": lambda a, b: a - b, "Mul": lambda a, b: a * b, "Div": trunc_div}
     for op, out, ins, attrs in graph.nodes:
         args = [vals.get(i) for i in ins]
         if op == "Shape" and ins[0] in known:
@@ -351,8 +364,7 @@ def shape_values(graph, dims, k):
 def expand_breaks(graph, dims, k):
     """An Expand whose target does not broadcast with its input (or is not known here)."""
     vals = None
-    known = {n: [graph.symbols[x][k] if isinstance(x, str) else x for x in d] for n, d in graph.inputs}
-    known.update(dims)
+    known = concrete_shapes(graph, dims, k)
     for op, out, ins, _ in graph.nodes:
         if op != "Expand":
             continue
