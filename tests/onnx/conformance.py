@@ -99,8 +99,7 @@ class Graph:
             if end is not None:
                 attrs["end"] = end
             out = self.node("Shape", [x], attrs, "s")
-            norm = lambda v: min(max(v + rank if v < 0 else v, 0), rank)
-            length = max(0, norm(end if end is not None else rank) - norm(start))
+            length = len(shape_range(rank, start, rank if end is None else end))
             self.shapes.append((out, length))
             return out, length
         name, length = self.rng.choice(one_d)
@@ -246,11 +245,13 @@ class Graph:
         lines.append("end")
         return "\n".join(lines) + "\n"
 
-    def model(self, assignment=None):
-        def dims(d):
-            return [self.symbols[x][assignment] if assignment is not None and isinstance(x, str) else x for x in d]
+    def input_shapes(self, k):
+        """name -> the input's dims at assignment k."""
+        return {n: [self.symbols[x][k] if isinstance(x, str) else x for x in d] for n, d in self.inputs}
 
-        inputs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, dims(d)) for n, d in self.inputs]
+    def model(self, assignment=None):
+        shapes = self.inputs if assignment is None else self.input_shapes(assignment).items()
+        inputs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, d) for n, d in shapes]
         inits = [helper.make_tensor(n, TensorProto.INT64, [] if scalar else [len(v)], v) for n, v, scalar in self.consts]
         nodes = []
         for op, out, ins, attrs in self.nodes:
@@ -261,6 +262,12 @@ class Graph:
         outputs = [helper.make_empty_tensor_value_info(self.nodes[-1][1])] if self.nodes else []
         graph = helper.make_graph(nodes, f"g{self.id}", inputs, outputs, initializer=inits)
         return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
+
+
+def shape_range(rank, start, end):
+    """The positions Shape(start, end) takes: negative counted from the rank, clamped to [0, rank]."""
+    norm = lambda v: min(max(v + rank if v < 0 else v, 0), rank)
+    return range(norm(start), norm(end))
 
 
 def clamp_slice(n, start, end, step):
@@ -293,7 +300,7 @@ def infer(model):
 
 def concrete_shapes(graph, dims, k):
     """Every value's shape at assignment k: the inputs' and ONNX's concrete result (dims)."""
-    known = {n: [graph.symbols[x][k] if isinstance(x, str) else x for x in d] for n, d in graph.inputs}
+    known = graph.input_shapes(k)
     known.update(dims)
     return known
 
@@ -339,9 +346,7 @@ def shape_values(graph, dims, k):
         args = [vals.get(i) for i in ins]
         if op == "Shape" and ins[0] in known:
             d = known[ins[0]]
-            r = len(d)
-            norm = lambda v: min(max(v + r if v < 0 else v, 0), r)
-            vals[out] = d[norm(attrs.get("start", 0)):norm(attrs.get("end", r))]
+            vals[out] = [d[i] for i in shape_range(len(d), attrs.get("start", 0), attrs.get("end", len(d)))]
         elif op == "Gather" and isinstance(args[0], list) and args[1] is not None:
             idx = args[1]
             pick = lambda i: args[0][i] if -len(args[0]) <= i < len(args[0]) else None
@@ -465,10 +470,10 @@ def main():
                 return False
             counts = {d for op, out, _, _ in g.nodes if op == "NonZero" for d in concrete[k].get(out, []) if isinstance(d, str)}
             return all(isinstance(d, int) or d in counts for n in names for d in concrete[k][n])
-        valid = [k for k in range(3) if decided(k)
-                 and not violates_spec(g, concrete[k], k) and not onnx_defect(g, concrete[k])
-                 and not expand_breaks(g, concrete[k], k)]
-        stats["onnx_defect"] += sum(1 for k in range(3) if isinstance(concrete[k], dict) and onnx_defect(g, concrete[k]))
+        defect = [isinstance(concrete[k], dict) and onnx_defect(g, concrete[k]) for k in range(3)]
+        valid = [k for k in range(3) if decided(k) and not defect[k]
+                 and not violates_spec(g, concrete[k], k) and not expand_breaks(g, concrete[k], k)]
+        stats["onnx_defect"] += sum(1 for d in defect if d)
         stats["undecided"] += sum(1 for k in range(3) if isinstance(concrete[k], dict)) - len(valid)
         for k in valid:
             for policy in policies:

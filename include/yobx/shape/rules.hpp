@@ -177,7 +177,8 @@ inline std::optional<SymInt> broadcast_dim(ShapeEnv& env, const SymInt& a0, cons
         const bool a_decides = a.maybe_constant() || (!b.maybe_constant() && ha);
         const SymInt& c = a_decides ? a : b;
         const SymInt& s = a_decides ? b : a;
-        if (const auto h = env.size_hint(s); h && *h != 1 && *h != env.size_hint(c)) return std::nullopt;  // the hints refute it
+        const auto& hs = a_decides ? hb : ha;
+        if (hs && *hs != 1 && *hs != (a_decides ? ha : hb)) return std::nullopt;  // the hints refute it
         // what ranges rule out is left out, so that `a == 4` becomes a replacement
         const SymBool requirement = env.statically_known_true(s != 1) ? s == c
                                     : env.statically_known_true(s != c) ? s == 1
@@ -334,8 +335,8 @@ inline bool zero_forces_zero(ShapeEnv& env, const SymInt& t, const SymInt& d) {
 /// copies the input's dimension at that position unless `allowzero`, where it
 /// is a real 0. A symbolic entry that may be 0 is decided by the ShapeEnv
 /// (unless `allowzero`); in a draft ShapeEnv, a data-dependent entry (no hint)
-/// it cannot settle gives a fresh symbol, as ONNX leaves it unknown. The element counts must match (proven, or recorded
-/// with ShapeEnv::check).
+/// it cannot settle gives a fresh symbol, as ONNX leaves it unknown. The
+/// element counts must match (proven, or recorded with ShapeEnv::check).
 ///   reshape(env, {a, b, c}, {a, -1})      is [a, b*c]
 ///   reshape(env, {a, b, c}, {0, 0, 2, -1}) is [a, b, 2, c//2]  (checked: c is even)
 inline Shape reshape(ShapeEnv& env, const Shape& input, const Shape& target, bool allowzero = false,

@@ -266,14 +266,7 @@ public:
         check(cond, message, where);
         if (mode_ != ShapeEnvMode::draft) return;
         for (auto& issue : report_.issues_)
-            if (issue.requirement == message && issue.condition.identical(s)) {
-                ++issue.count;
-                const bool seen = std::any_of(issue.locations.begin(), issue.locations.end(), [&](const source_location& l) {
-                    return l.line() == where.line() && std::string_view(l.file_name()) == where.file_name();
-                });
-                if (!seen) issue.locations.push_back(where);
-                return;
-            }
+            if (issue.requirement == message && issue.condition.identical(s)) return met_again(issue, where);
         report_.issues_.push_back(DraftIssue{s, true, hints_of(s.free_symbols()), 1, {where}, std::string(message)});
     }
 
@@ -356,6 +349,15 @@ private:
         return GuardOnDataDependentSymNode(msg, text, where);
     }
 
+    /// A report issue met once more: counted, and `where` added unless already listed.
+    static void met_again(DraftIssue& issue, source_location where) {
+        ++issue.count;
+        const bool seen = std::any_of(issue.locations.begin(), issue.locations.end(), [&](const source_location& l) {
+            return l.line() == where.line() && std::string_view(l.file_name()) == where.file_name();
+        });
+        if (!seen) issue.locations.push_back(where);
+    }
+
     /// Strict: throw. Draft: the hints' answer, recorded (once per condition, counted each time).
     bool assume(const SymBool& s, source_location where) {
         const SymBool negated = !s;
@@ -363,11 +365,7 @@ private:
             if (!issue.requirement.empty()) continue;
             const bool same = issue.condition.identical(s);
             if (!same && !issue.condition.identical(negated)) continue;
-            ++issue.count;
-            const bool seen = std::any_of(issue.locations.begin(), issue.locations.end(), [&](const source_location& l) {
-                return l.line() == where.line() && std::string_view(l.file_name()) == where.file_name();
-            });
-            if (!seen) issue.locations.push_back(where);
+            met_again(issue, where);
             return same ? issue.answer : !issue.answer;
         }
         const auto names = s.free_symbols();
