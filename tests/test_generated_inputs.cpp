@@ -2,6 +2,7 @@
 // seeded generator, so that every build of the suite (ci, clang, asan with
 // _GLIBCXX_ASSERTIONS) runs them; and the unified diffs of generated text
 // pairs judged by GNU patch.
+#include "error_of.hpp"
 #include "fuzz/diff_check.hpp"
 #include "fuzz/generators.hpp"
 #include "fuzz/observer_check.hpp"
@@ -47,6 +48,22 @@ TEST_CASE("unified_diff: generated pairs apply strictly and give the second text
 
 TEST_CASE("shape inference: generated graphs fail only with yobx errors and agree with their run at the hints") {
     replay(fuzzgen::check_shape_graph, 4000);
+}
+
+TEST_CASE("shape inference: the graph check reads sym_max's assumption from the value, also where the Max was simplified away") {
+    // Found by fuzz_shape_graph: Div of [Max(0, Min(0, a - 1) - Min(1, a - 1))] (0 at a = 4) with
+    // [Min(0, a - 1) + 1] (1) is Max of the two under sym_max, which the ShapeEnv simplifies to the
+    // second: 1 where the broadcast is 0, with no "Max(" left in the printed form.
+    const yobx::SymInt a = yobx::SymInt::symbol("a");
+    const yobx::SymTensor symbolic(yobx::Shape{sym_min(yobx::SymInt(0), a - 1) + 1}, yobx::DType::int64);
+    const yobx::SymTensor concrete({0}, yobx::DType::int64);
+    const yobx::SymbolValues hints{{"a", 4}};
+    CHECK(fuzzgen::compare_runs(symbolic, concrete, hints, yobx::BroadcastPolicy::sym_max, "op 14"));
+    CHECK(test::error_of<std::logic_error>([&] { fuzzgen::compare_runs(symbolic, concrete, hints, yobx::BroadcastPolicy::strict, "op 14"); }) ==
+          "op 14: dimension 0 is Min(0, a - 1) + 1 = 1 at the hints, the concrete run gives 0 "
+          "(SymTensor(int64, [Min(0, a - 1) + 1]) vs SymTensor(int64, [0]))");
+    // agreeing runs are inside every policy's assumptions
+    CHECK_FALSE(fuzzgen::compare_runs(concrete, concrete, hints, yobx::BroadcastPolicy::sym_max, "op 0"));
 }
 
 TEST_CASE("observer: generated call sequences fail only with yobx errors; export specs survive their JSON") {
