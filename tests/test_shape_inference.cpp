@@ -230,6 +230,20 @@ TEST_CASE("Shape with start and end, and Size, give their values") {
     CHECK(str(si.expand(SymTensor::scalar(a), SymTensor::from_values({3}))) == "SymTensor(int64, [3], values=[a, a, a])");
 }
 
+TEST_CASE("Expand and zeros compute the values of shape tensors up to SymTensor::max_values elements") {
+    // Found by fuzz_shape_graph: Expand of one value to a length taken from the data (a**16 = 152587890625)
+    // allocated every value and ran out of memory.
+    ShapeEnv env;
+    ShapeInference si(env);
+    const SymInt a = env.create_symbol("a", 5);
+    const SymTensor at_bound = si.expand(SymTensor::from_values({a}), SymTensor::from_values({SymTensor::max_values}));
+    REQUIRE(at_bound.values());
+    CHECK(at_bound.values()->size() == 4096);
+    CHECK(str(si.expand(SymTensor::from_values({a}), SymTensor::from_values({152587890625}))) == "SymTensor(int64, [152587890625])");
+    CHECK(str(tensor_traits<SymTensor>::zeros({4097}, SymTensor({}, DType::int64))) == "SymTensor(int64, [4097])");
+    CHECK(tensor_traits<SymTensor>::zeros({4096}, SymTensor({}, DType::int64)).values()->size() == 4096);
+}
+
 TEST_CASE("symbol generation: Concat([M], [N]) is [M + N] and flows through unary ops") {
     ShapeEnv env;
     ShapeInference si(env);

@@ -221,6 +221,7 @@ public:
 
     /// Expand to the values of `target`; unknown values give fresh symbols for
     /// the dimensions they decide (the rank is max(rank of x, length of target)).
+    /// Values are expanded up to SymTensor::max_values elements.
     SymTensor expand(const SymTensor& x, const SymTensor& target, source_location where = source_location::current()) {
         const std::int64_t n = shape_input_length("Expand", "shape", target);
         if (!target.values()) {
@@ -230,9 +231,9 @@ public:
             return SymTensor(std::move(out), x.dtype());
         }
         Shape out = shape::expand(*env_, x.shape(), *target.values(), policy_, where);
-        if (!x.values() || out.size() > 1 || !(out.empty() ? std::optional<std::int64_t>(1) : out[0].maybe_constant()))
-            return SymTensor(std::move(out), x.dtype());
-        const auto len = static_cast<std::size_t>(out.empty() ? 1 : out[0].constant_value());
+        const auto length = out.empty() ? std::optional<std::int64_t>(1) : out.size() == 1 ? out[0].maybe_constant() : std::nullopt;
+        if (!x.values() || !length || *length > SymTensor::max_values) return SymTensor(std::move(out), x.dtype());
+        const auto len = static_cast<std::size_t>(*length);
         std::vector<SymInt> values;
         for (std::size_t i = 0; i < len; ++i) values.push_back((*x.values())[x.values()->size() == 1 ? 0 : i]);
         return SymTensor(std::move(out), x.dtype(), std::move(values));

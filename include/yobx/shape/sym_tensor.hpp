@@ -27,6 +27,10 @@ namespace yobx {
 /// Values (row-major) are allowed for integer tensors of rank 0 or 1 with a constant length.
 class SymTensor {
 public:
+    /// The longest shape tensor whose values the operators compute: a longer result
+    /// (an Expand of one value to a length taken from the data) drops its values.
+    static constexpr std::int64_t max_values = 4096;
+
     /// A float32 scalar.
     SymTensor() = default;
     /// A tensor of this shape and dtype; `values` as described above, else a value_error.
@@ -101,7 +105,7 @@ struct tensor_traits<SymTensor> {
     static SymTensor zeros(const Shape& shape, const SymTensor& like) {
         if (!is_integer(like.dtype()) || shape.size() > 1) return SymTensor(shape, like.dtype());
         const auto n = shape.empty() ? std::optional<std::int64_t>(1) : shape[0].maybe_constant();
-        if (!n || *n < 0) return SymTensor(shape, like.dtype());
+        if (!n || *n < 0 || *n > SymTensor::max_values) return SymTensor(shape, like.dtype());
         return SymTensor(shape, like.dtype(), std::vector<SymInt>(static_cast<std::size_t>(*n), SymInt(0)));
     }
 };
