@@ -155,13 +155,20 @@ TEST_CASE("a check that is provably false, or false for the hints, throws with t
 
 TEST_CASE("a divisibility check that leaves no multiple in the range throws") {
     ShapeEnv env;
+    // no multiple of 8 in [9, 15]: the ranges decide Mod(u, 8) == u - 8, never 0
     const SymInt u = env.create_symbol("u", std::nullopt, ValueRange::between(9, 15));
-    CHECK(error_of<yobx::runtime_error>([&] { env.check(mod(u, 8) == 0); }) ==
-          "check failed: the range of u becomes empty ([9, 15] narrowed to [9, 15] with multiples of 8)");
+    CHECK(error_of<yobx::runtime_error>([&] { env.check(mod(u, 8) == 0); }) == "check failed: Eq(Mod(u, 8), 0) is provably false");
+    CHECK(env.simplify(mod(u, 8)).to_string() == "u - 8");
+    // multiples of 8 and of 5 in [16, 24], none of 40: the range becomes empty
+    const SymInt v = env.create_symbol("v", std::nullopt, ValueRange::between(9, 30));
+    env.check(mod(v, 8) == 0);
+    CHECK(env.range("v") == ValueRange::between(16, 24));
+    CHECK(error_of<yobx::runtime_error>([&] { env.check(mod(v, 5) == 0); }) ==
+          "check failed: the range of v becomes empty ([16, 24] narrowed to [16, 24] with multiples of 40)");
     // the failed check left nothing behind
-    CHECK(env.range("u") == ValueRange::between(9, 15));
-    CHECK(env.simplify(mod(u, 4)).to_string() == "Mod(u, 4)");
-    CHECK(env.runtime_asserts().empty());
+    CHECK(env.range("v") == ValueRange::between(16, 24));
+    CHECK(env.simplify(mod(v, 5)).to_string() == "Mod(v, 5)");
+    CHECK(env.runtime_asserts().size() == 1);
 }
 
 TEST_CASE("statically_known_true, guard_or_false and guard_or_true never throw") {

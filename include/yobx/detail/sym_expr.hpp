@@ -266,7 +266,11 @@ inline const Atom* single_atom(const Poly& p) {
     return coef == 1 ? a : nullptr;
 }
 
-inline Poly add(const Poly& a, const Poly& b) {
+/// Rewrites a sum into the canonical form's sum-level laws (defined below).
+inline Poly settle(Poly p);
+
+/// a + b without the sum-level laws (settle); the building block of add().
+inline Poly add_raw(const Poly& a, const Poly& b) {
     if (a.is_constant() && b.is_constant()) return constant(add(a.constant, b.constant));
     std::vector<Term> out;
     out.reserve(a.terms.size() + b.terms.size());
@@ -289,13 +293,16 @@ inline Poly add(const Poly& a, const Poly& b) {
     return from_sorted(add(a.constant, b.constant), std::move(out));
 }
 
-inline Poly scale(const Poly& a, std::int64_t k) {
+inline Poly scale_raw(const Poly& a, std::int64_t k) {
     if (k == 0) return constant(0);
     if (k == 1) return a;
     std::vector<Term> out = a.terms;
     for (auto& t : out) t.coef = mul(t.coef, k);
     return from_sorted(mul(a.constant, k), std::move(out));
 }
+
+inline Poly add(const Poly& a, const Poly& b) { return settle(add_raw(a, b)); }
+inline Poly scale(const Poly& a, std::int64_t k) { return k == 1 ? a : settle(scale_raw(a, k)); }
 
 inline Poly negate(const Poly& a) { return scale(a, -1); }
 inline Poly sub(const Poly& a, const Poly& b) { return add(a, negate(b)); }
@@ -319,9 +326,9 @@ inline Mono mono_mul(const Mono& a, const Mono& b) {
     return out;
 }
 
-inline Poly mul(const Poly& a, const Poly& b) {
-    if (a.is_constant()) return scale(b, a.constant);
-    if (b.is_constant()) return scale(a, b.constant);
+inline Poly mul_raw(const Poly& a, const Poly& b) {
+    if (a.is_constant()) return scale_raw(b, a.constant);
+    if (b.is_constant()) return scale_raw(a, b.constant);
     const std::size_t na = a.terms.size() + 1, nb = b.terms.size() + 1;
     if (na * nb > max_terms * 4) throw too_large{};
     std::vector<Term> out;
@@ -336,6 +343,8 @@ inline Poly mul(const Poly& a, const Poly& b) {
     if (p.terms.size() > max_terms) throw too_large{};
     return p;
 }
+
+inline Poly mul(const Poly& a, const Poly& b) { return settle(mul_raw(a, b)); }
 
 inline Poly power(const Poly& a, std::int64_t e) {
     if (e == 0) return constant(1);
@@ -372,12 +381,43 @@ inline bool leading_negative(const Poly& p) {
 }
 
 inline Poly floordiv(const Poly& a, const Poly& b);
+inline Poly mod(const Poly& a, const Poly& b);
+
+/// A remainder whose multiple is a multiple of d, inside a numerator divided by d, is
+/// its numerator: c*m*Mod(y, k) == c*m*y - d*(m*j*(y//k)) when c*k == j*d (d and k
+/// constants; else k the same divisor as d, j == c). Returns {a', q} with a == a' - d*q
+/// when a has such a factor, nullopt otherwise.
+inline std::optional<std::pair<Poly, Poly>> drop_mods(const Poly& a, const Poly& d) {
+    for (const auto& t : a.terms)
+        for (std::size_t i = 0; i < t.mono.size(); ++i) {
+            const Atom& m = *t.mono[i].atom;
+            if (m.kind != AtomKind::mod || t.mono[i].exp != 1) continue;
+            const Poly& k = m.args[1];
+            std::int64_t j = 0, ck = 0;
+            if (d.is_constant() && k.is_constant() && d.constant != 0 && !__builtin_mul_overflow(t.coef, k.constant, &ck) &&
+                ck % d.constant == 0)
+                j = ck / d.constant;
+            else if (!d.is_constant() && equal(k, d))
+                j = t.coef;
+            if (j == 0) continue;
+            Mono rest = t.mono;
+            rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(i));
+            const Poly mp = rest.empty() ? constant(1) : from_sorted(0, {Term{1, std::move(rest)}});
+            const Poly& y = m.args[0];
+            // a' = a - c*m*Mod(y, k) + c*m*y, q = m*j*(y//k)
+            Poly next = sub(a, from_sorted(0, {Term{t.coef, t.mono}}));
+            next = add(next, scale(mul(mp, y), t.coef));
+            return std::pair{std::move(next), scale(mul(mp, floordiv(y, k)), j)};
+        }
+    return std::nullopt;
+}
 
 inline Poly floordiv_by_constant(const Poly& a, std::int64_t k) {
     if (k == 0) throw zero_division{false};
     if (a.is_constant()) return constant(floordiv(a.constant, k));
     if (k < 0) return floordiv_by_constant(negate(a), neg(k));
     if (k == 1) return a;
+    if (auto r = drop_mods(a, constant(k))) return sub(floordiv_by_constant(r->first, k), r->second);
     // (k*q + r)//k == q + r//k for integer q: pull out the multiples of k.
     std::vector<Term> q, r;
     for (const auto& t : a.terms) {
@@ -385,19 +425,19 @@ inline Poly floordiv_by_constant(const Poly& a, std::int64_t k) {
         if (qv != 0) q.push_back(Term{qv, t.mono});
         if (rv != 0) r.push_back(Term{rv, t.mono});
     }
-    Poly quotient = from_sorted(floordiv(a.constant, k), std::move(q));
+    Poly quotient = settle(from_sorted(floordiv(a.constant, k), std::move(q)));
     if (r.empty()) return quotient;  // the constant's remainder is < k
-    Poly rest = from_sorted(pymod(a.constant, k), std::move(r));
+    Poly raw = from_sorted(pymod(a.constant, k), std::move(r));
+    Poly rest = settle(raw);
+    if (!equal(rest, raw)) return add(quotient, floordiv_by_constant(rest, k));  // the sum laws changed it: again
     // floor(g*x / (g*m)) == floor(x / m)
-    const std::int64_t g = gcd(content(rest), k);
-    rest = divide_exact(rest, g);
-    k /= g;
+    if (const std::int64_t g = gcd(content(rest), k); g > 1) return add(quotient, floordiv_by_constant(divide_exact(rest, g), k / g));
     // floor((x//k1 + c) / k) == (x + c*k1) // (k1*k)
     std::int64_t coef = 0;
-    if (const Atom* inner = term_atom(rest, coef); inner && coef == 1 && inner->kind == AtomKind::floordiv &&
-                                                   inner->args[1].is_constant() && inner->args[1].constant > 0) {
-        const std::int64_t k1 = inner->args[1].constant;
-        return add(quotient, floordiv_by_constant(add(inner->args[0], constant(mul(rest.constant, k1))), mul(k1, k)));
+    // (also for a symbolic k1: floor(floor(y)/k) == floor(y/k) for a real y and k >= 1)
+    if (const Atom* inner = term_atom(rest, coef); inner && coef == 1 && inner->kind == AtomKind::floordiv) {
+        const Poly& k1 = inner->args[1];
+        return add(quotient, floordiv(add(inner->args[0], scale(k1, rest.constant)), scale(k1, k)));
     }
     return add(quotient, from_atom(make_atom(AtomKind::floordiv, {}, {std::move(rest), constant(k)})));
 }
@@ -419,41 +459,131 @@ inline std::optional<Mono> mono_divide(const Mono& m, const Mono& d) {
     return out;
 }
 
-/// Splits a into d*quotient + rest where d = c*m is a single term: the terms of a
-/// that c*m divides go to the quotient (floor((d*q + r)/d) == q + floor(r/d)).
-inline std::pair<Poly, Poly> split_by_term(const Poly& a, const Term& d) {
-    std::vector<Term> q, r;
-    std::int64_t qc = 0;
-    for (const auto& t : a.terms) {
-        if (t.coef % d.coef == 0) {
-            if (auto m = mono_divide(t.mono, d.mono)) {
-                if (m->empty())
-                    qc = add(qc, t.coef / d.coef);
-                else
-                    q.push_back(Term{t.coef / d.coef, std::move(*m)});
-                continue;
-            }
+/// The greatest monomial dividing every term of a and b (empty when either has a constant).
+inline Mono common_monomial(const Poly& a, const Poly& b) {
+    if (a.constant != 0 || b.constant != 0 || a.terms.empty() || b.terms.empty()) return {};
+    Mono m = a.terms.front().mono;
+    auto meet = [&m](const Mono& x) {
+        Mono out;
+        std::size_t j = 0;
+        for (const auto& f : m) {
+            while (j < x.size() && cmp_atom(*x[j].atom, *f.atom) < 0) ++j;
+            if (j < x.size() && cmp_atom(*x[j].atom, *f.atom) == 0) out.push_back(Factor{f.atom, std::min(f.exp, x[j].exp)});
         }
-        r.push_back(t);
+        m = std::move(out);
+    };
+    for (const auto& t : a.terms) meet(t.mono);
+    for (const auto& t : b.terms) meet(t.mono);
+    return m;
+}
+
+/// p with every monomial divided by m (which divides them all).
+inline Poly divide_monomial(const Poly& p, const Mono& m) {
+    std::vector<Term> out;
+    std::int64_t c = p.constant;
+    for (const auto& t : p.terms) {
+        Mono q = *mono_divide(t.mono, m);
+        if (q.empty())
+            c = add(c, t.coef);
+        else
+            out.push_back(Term{t.coef, std::move(q)});
     }
-    return {normalized(qc, std::move(q)), from_sorted(a.constant, std::move(r))};
+    return settle(normalized(c, std::move(out)));
+}
+
+/// The most division steps a quotient by a divisor of several terms may take;
+/// beyond, the division is left undone (the expression stays as it is).
+inline constexpr std::size_t max_division_steps = 256;
+
+/// Division of a by d (not constant, positive leading coefficient lc, leading
+/// monomial M): a == q*d + r, taking out of a each term c*M*m with q-part
+/// floor(c/lc)*m (`exact`: only when lc divides c), highest term first. Then no
+/// term of r is reducible, which makes r unique. nullopt when nothing is taken
+/// out, or when the work would exceed max_division_steps, max_terms or int64.
+inline std::optional<std::pair<Poly, Poly>> divide(const Poly& a, const Poly& d, bool exact) {
+    const Term& lead = d.terms.front();
+    const std::int64_t lc = lead.coef;
+    try {
+        Poly r = a;
+        std::vector<Term> q;
+        std::int64_t qc = 0;
+        std::size_t steps = 0;
+        for (;;) {
+            std::optional<Term> step;
+            for (const auto& t : r.terms) {
+                if (exact ? t.coef % lc != 0 : floordiv(t.coef, lc) == 0) continue;
+                if (auto m = mono_divide(t.mono, lead.mono)) {
+                    step = Term{floordiv(t.coef, lc), std::move(*m)};
+                    break;
+                }
+            }
+            if (!step) break;
+            if (++steps > max_division_steps) return std::nullopt;
+            Poly qt = step->mono.empty() ? constant(step->coef) : from_sorted(0, {*step});
+            r = add_raw(r, scale_raw(mul_raw(qt, d), -1));
+            if (r.terms.size() > max_terms) return std::nullopt;
+            if (step->mono.empty())
+                qc = add(qc, step->coef);
+            else
+                q.push_back(std::move(*step));
+        }
+        if (steps == 0) return std::nullopt;
+        return std::pair{settle(normalized(qc, std::move(q))), settle(std::move(r))};
+    } catch (const overflow&) {
+        return std::nullopt;
+    } catch (const too_large&) {
+        return std::nullopt;
+    }
 }
 
 inline bool is_zero(const Poly& p) { return p.is_constant() && p.constant == 0; }
+
+/// num/d when d divides num once each Mod(y, k) of num is written y - k*(y//k)
+/// (the sum laws turn (s0 + s0//s2)*s2 into s0*s2 + s0 - Mod(s0, s2)); else nullopt.
+inline std::optional<Poly> divides_through_mods(const Poly& num, const Poly& d) {
+    bool any = false;
+    Poly expanded = constant(num.constant);
+    try {
+        for (const auto& t : num.terms) {
+            Poly term = constant(t.coef);
+            for (const auto& f : t.mono) {
+                Poly x = from_sorted(0, {Term{1, {Factor{f.atom, 1}}}});
+                if (f.atom->kind == AtomKind::mod) {
+                    const Poly& y = f.atom->args[0];
+                    const Poly& k = f.atom->args[1];
+                    x = add_raw(y, scale_raw(mul_raw(k, from_atom(make_atom(AtomKind::floordiv, {}, f.atom->args))), -1));
+                    any = true;
+                }
+                for (std::int64_t e = 0; e < f.exp; ++e) term = mul_raw(term, x);
+            }
+            expanded = add_raw(expanded, term);
+        }
+    } catch (const overflow&) {
+        return std::nullopt;
+    } catch (const too_large&) {
+        return std::nullopt;
+    }
+    if (!any) return std::nullopt;
+    auto qr = divide(expanded, d, false);
+    if (!qr || !is_zero(qr->second)) return std::nullopt;
+    return qr->first;
+}
 
 inline Poly floordiv(const Poly& a, const Poly& b) {
     if (b.is_constant()) return floordiv_by_constant(a, b.constant);
     if (is_zero(a)) return a;
     const std::int64_t g = gcd(content(a), content(b));
     Poly num = divide_exact(a, g), den = divide_exact(b, g);
+    // floor(m*x / (m*y)) == floor(x/y): a common monomial leaves both sides (where m != 0, as the divisor is)
+    if (const Mono m = common_monomial(num, den); !m.empty()) return floordiv(divide_monomial(num, m), divide_monomial(den, m));
     if (leading_negative(den)) {  // floor(a/b) == floor(-a/-b)
         num = negate(num);
         den = negate(den);
     }
-    if (den.constant == 0 && den.terms.size() == 1) {  // (s0*s1)//s1 == s0
-        auto [q, r] = split_by_term(num, den.terms[0]);
-        if (!is_zero(q)) return add(q, is_zero(r) ? r : floordiv(r, den));
-    }
+    if (auto r = drop_mods(num, den)) return sub(floordiv(r->first, den), r->second);
+    // floor((q*d + r)/d) == q + floor(r/d) for a polynomial q
+    if (auto qr = divide(num, den, false)) return add(qr->first, floordiv(qr->second, den));
+    if (auto q = divides_through_mods(num, den)) return *q;
     return from_atom(make_atom(AtomKind::floordiv, {}, {std::move(num), std::move(den)}));
 }
 
@@ -464,22 +594,25 @@ inline Poly mod_by_constant(const Poly& a, std::int64_t k) {
     if (a.is_constant()) return constant(pymod(a.constant, k));
     if (k < 0) return negate(mod_by_constant(negate(a), neg(k)));  // a % -k == -((-a) % k)
     if (k == 1) return constant(0);
+    if (auto r = drop_mods(a, constant(k))) return mod_by_constant(r->first, k);
     std::vector<Term> r;
     for (const auto& t : a.terms)
         if (const std::int64_t rv = pymod(t.coef, k); rv != 0) r.push_back(Term{rv, t.mono});
     if (r.empty()) return constant(pymod(a.constant, k));
-    Poly rest = from_sorted(pymod(a.constant, k), std::move(r));
+    Poly raw = from_sorted(pymod(a.constant, k), std::move(r));
+    Poly rest = settle(raw);
+    if (!equal(rest, raw)) return mod_by_constant(rest, k);  // the sum laws changed it: again
     // Mod(g*x, g*m) == g*Mod(x, m)
-    const std::int64_t g = gcd(content(rest), k);
-    rest = divide_exact(rest, g);
-    k /= g;
+    if (const std::int64_t g = gcd(content(rest), k); g > 1) return scale(mod_by_constant(divide_exact(rest, g), k / g), g);
     if (const Atom* inner = single_atom(rest);
-        inner && inner->kind == AtomKind::mod && inner->args[1].is_constant() && inner->args[1].constant > 0) {
-        const std::int64_t k1 = inner->args[1].constant;
-        if (k1 % k == 0) return scale(mod_by_constant(inner->args[0], k), g);  // Mod(Mod(x, 6), 3) == Mod(x, 3)
-        if (k % k1 == 0) return scale(rest, g);                               // Mod(Mod(x, 3), 6) == Mod(x, 3)
-    }
-    return scale(from_atom(make_atom(AtomKind::mod, {}, {std::move(rest), constant(k)})), g);
+        inner && inner->kind == AtomKind::mod && inner->args[1].is_constant() && inner->args[1].constant > 0 &&
+        k % inner->args[1].constant == 0)
+        return rest;  // Mod(Mod(x, 3), 6) == Mod(x, 3)
+    // Mod(x//a + c, k) == x//a + c - k*((x + c*a)//(a*k)): a remainder of a quotient is a difference of quotients
+    std::int64_t coef = 0;
+    if (const Atom* inner = term_atom(rest, coef); inner && coef == 1 && inner->kind == AtomKind::floordiv)
+        return sub(rest, scale(floordiv_by_constant(rest, k), k));
+    return from_atom(make_atom(AtomKind::mod, {}, {std::move(rest), constant(k)}));
 }
 
 inline Poly mod(const Poly& a, const Poly& b) {
@@ -487,44 +620,116 @@ inline Poly mod(const Poly& a, const Poly& b) {
     if (is_zero(a)) return a;
     const std::int64_t g = gcd(content(a), content(b));
     Poly num = divide_exact(a, g), den = divide_exact(b, g);
-    if (den.constant == 0 && den.terms.size() == 1) {  // Mod(s0*s1 + s2, s1) == Mod(s2, s1)
-        auto [q, r] = split_by_term(num, den.terms[0]);
-        if (!is_zero(q)) return scale(mod(r, den), g);
-    }
+    // Mod(m*x, m*y) == m*Mod(x, y) for any m != 0 (Python's sign rule included)
+    if (const Mono m = common_monomial(num, den); !m.empty())
+        return mul(from_sorted(0, {Term{g, m}}), mod(divide_monomial(num, m), divide_monomial(den, m)));
     if (leading_negative(den))  // Mod(a, -b) == -Mod(-a, b)
-        return negate(scale(from_atom(make_atom(AtomKind::mod, {}, {negate(num), negate(den)})), g));
+        return negate(scale(mod(negate(num), negate(den)), g));
+    if (auto r = drop_mods(num, den)) return scale(mod(r->first, den), g);
+    // Mod(q*d + r, d) == Mod(r, d) for a polynomial q
+    if (auto qr = divide(num, den, false)) return scale(mod(qr->second, den), g);
+    if (divides_through_mods(num, den)) return constant(0);
     return scale(from_atom(make_atom(AtomKind::mod, {}, {std::move(num), std::move(den)})), g);
 }
 
-/// Max (kind == max) or Min of the arguments: nested ones flattened, constants
-/// folded, duplicates and arguments at a constant distance from another removed.
+/// p as an extremum, when p == k*X + t with X a Max or Min atom (the only such
+/// factor of p's terms, alone in its term): the effective kind (X's, swapped
+/// when k < 0) and the arguments k*x + t.
+struct Spread {
+    AtomKind kind;
+    std::vector<Poly> args;
+};
+inline std::optional<Spread> spread(const Poly& p) {
+    std::optional<std::size_t> at;
+    for (std::size_t i = 0; i < p.terms.size(); ++i)
+        for (const auto& f : p.terms[i].mono)
+            if (f.atom->kind == AtomKind::max || f.atom->kind == AtomKind::min) {
+                if (at || p.terms[i].mono.size() != 1 || f.exp != 1) return std::nullopt;
+                at = i;
+            }
+    if (!at) return std::nullopt;
+    const Term& x = p.terms[*at];
+    const Atom& atom = *x.mono[0].atom;
+    std::vector<Term> rest = p.terms;
+    rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(*at));
+    const Poly t = from_sorted(p.constant, std::move(rest));
+    Spread s{x.coef > 0 ? atom.kind : (atom.kind == AtomKind::max ? AtomKind::min : AtomKind::max), {}};
+    try {
+        for (const auto& a : atom.args) s.args.push_back(add(scale(a, x.coef), t));
+    } catch (const overflow&) {
+        return std::nullopt;
+    }
+    return s;
+}
+
+/// The constant p - q when it is one.
+inline std::optional<std::int64_t> constant_distance(const Poly& p, const Poly& q) {
+    try {
+        const Poly d = sub(p, q);
+        if (d.is_constant()) return d.constant;
+    } catch (const overflow&) {
+    }
+    return std::nullopt;
+}
+
+/// x <= y for every value of the symbols, seen from the structure: a constant
+/// difference, or through the arguments of a Max or Min (`depth` levels).
+inline bool provably_le(const Poly& x, const Poly& y, int depth) {
+    if (const auto d = constant_distance(x, y)) return *d <= 0;
+    if (depth == 0) return false;
+    const auto sx = spread(x);
+    const auto sy = spread(y);
+    const auto any_all = [&](const std::vector<Poly>& xs, bool any, bool left) {
+        const auto one = [&](const Poly& e) { return left ? provably_le(e, y, depth - 1) : provably_le(x, e, depth - 1); };
+        return any ? std::any_of(xs.begin(), xs.end(), one) : std::all_of(xs.begin(), xs.end(), one);
+    };
+    if (sx && any_all(sx->args, sx->kind == AtomKind::min, true)) return true;
+    if (sy && any_all(sy->args, sy->kind == AtomKind::max, false)) return true;
+    return false;
+}
+
+/// x <= Max(ys) (is_max) or x >= Min(ys), seen from the structure as provably_le.
+inline bool within(const Poly& x, const std::vector<const Poly*>& ys, bool is_max, int depth) {
+    for (const Poly* y : ys)
+        if (is_max ? provably_le(x, *y, depth) : provably_le(*y, x, depth)) return true;
+    if (depth == 0) return false;
+    const auto sx = spread(x);
+    if (!sx) return false;
+    const auto one = [&](const Poly& e) { return within(e, ys, is_max, depth - 1); };
+    // in a Max: a Min is below when one argument is, a Max when all are (dually in a Min)
+    if ((sx->kind == AtomKind::min) == is_max) return std::any_of(sx->args.begin(), sx->args.end(), one);
+    return std::all_of(sx->args.begin(), sx->args.end(), one);
+}
+
+/// Max (kind == max) or Min of the arguments, in canonical form: nested ones
+/// flattened (also through k*X + t), constants folded, arguments at a constant
+/// distance from another or absorbed (Min(x, Max(x, y)) == x) removed; then
+/// the common summand, the positive common factor and the sign go out:
+/// Max(t + k*a, t + k*b) == t + k*Max(a, b), Max(-a, -b) == -Min(a, b).
 inline Poly extremum(AtomKind kind, const std::vector<Poly>& args) {
     const bool is_max = kind == AtomKind::max;
     std::vector<Poly> flat;
     std::optional<std::int64_t> best;
-    auto take = [&](const Poly& p) {
-        if (p.is_constant())
+    auto take = [&](auto& self, const Poly& p) -> void {
+        if (p.is_constant()) {
             best = !best ? p.constant : (is_max ? std::max(*best, p.constant) : std::min(*best, p.constant));
-        else
-            flat.push_back(p);
+            return;
+        }
+        if (auto s = spread(p); s && s->kind == kind) {
+            for (const auto& inner : s->args) self(self, inner);
+            return;
+        }
+        flat.push_back(p);
     };
-    for (const auto& a : args) {
-        if (const Atom* at = single_atom(a); at && at->kind == kind)
-            for (const auto& inner : at->args) take(inner);
-        else
-            take(a);
-    }
+    // Max(x, x) is x as it is written (spreading x could write it differently)
+    if (!args.empty() && std::all_of(args.begin(), args.end(), [&](const Poly& a) { return equal(a, args.front()); })) return args.front();
+    for (const auto& a : args) take(take, a);
     if (best) flat.push_back(constant(*best));
     std::vector<bool> alive(flat.size(), true);
     for (std::size_t i = 0; i < flat.size(); ++i) {
         for (std::size_t j = i + 1; j < flat.size() && alive[i]; ++j) {
             if (!alive[j]) continue;
-            std::optional<std::int64_t> d;
-            try {
-                const Poly diff = sub(flat[i], flat[j]);
-                if (diff.is_constant()) d = diff.constant;
-            } catch (const overflow&) {
-            }
+            const auto d = constant_distance(flat[i], flat[j]);
             if (!d) continue;
             if ((*d >= 0) == is_max)
                 alive[j] = false;
@@ -532,12 +737,187 @@ inline Poly extremum(AtomKind kind, const std::vector<Poly>& args) {
                 alive[i] = false;
         }
     }
+    // absorption: an argument at most another one goes from a Max (at least, from a Min):
+    // Max(a, Min(a, b)) == a, Min(c, Min(a, b, Max(a, 3))) == Min(a, b, c)
+    for (std::size_t i = 0; i < flat.size(); ++i) {
+        std::vector<const Poly*> others;
+        for (std::size_t j = 0; j < flat.size(); ++j)
+            if (j != i && alive[j]) others.push_back(&flat[j]);
+        if (!others.empty() && within(flat[i], others, is_max, 3)) alive[i] = false;
+    }
     std::vector<Poly> kept;
     for (std::size_t i = 0; i < flat.size(); ++i)
         if (alive[i]) kept.push_back(std::move(flat[i]));
     if (kept.size() == 1) return std::move(kept[0]);
-    std::sort(kept.begin(), kept.end(), [](const Poly& x, const Poly& y) { return cmp_poly(x, y) < 0; });
-    return from_atom(make_atom(kind, {}, std::move(kept)));
+    const auto by_order = [](const Poly& x, const Poly& y) { return cmp_poly(x, y) < 0; };
+    const std::vector<Poly> plain = kept;
+    try {
+        // the common summand: the terms every argument has with the same coefficient,
+        // and the smallest constant of the non-constant arguments
+        std::vector<Term> common;
+        for (const auto& t : kept.front().terms) {
+            bool everywhere = true;
+            for (std::size_t i = 1; i < kept.size() && everywhere; ++i)
+                everywhere = std::any_of(kept[i].terms.begin(), kept[i].terms.end(), [&](const Term& u) {
+                    return u.coef == t.coef && cmp_mono(u.mono, t.mono) == 0;
+                });
+            if (everywhere) common.push_back(t);
+        }
+        auto least_constant = [](const std::vector<Poly>& xs) {
+            std::optional<std::int64_t> c;
+            for (const auto& x : xs)
+                if (!x.is_constant()) c = c ? std::min(*c, x.constant) : x.constant;
+            return c.value_or(0);
+        };
+        Poly t = from_sorted(0, std::move(common));
+        for (auto& x : kept) x = sub(x, t);
+        const Poly least = constant(least_constant(kept));
+        for (auto& x : kept) x = sub(x, least);
+        t = add(t, least);
+        // the positive common factor
+        std::int64_t g = 0;
+        for (const auto& x : kept) g = gcd(g, content(x));
+        if (g > 1)
+            for (auto& x : kept) x = divide_exact(x, g);
+        // the sign: of Max(A) == -Min(-A), the form whose sorted arguments come last
+        std::vector<Poly> negated;
+        for (const auto& x : kept) negated.push_back(negate(x));
+        const Poly shift = constant(least_constant(negated));
+        for (auto& x : negated) x = sub(x, shift);
+        std::sort(kept.begin(), kept.end(), by_order);
+        std::sort(negated.begin(), negated.end(), by_order);
+        // (compared on the non-constant arguments first: Max(-1, s0) stays, Max(-s0, -s1) is -Min(s0, s1))
+        const auto skip = [](std::vector<Poly>& xs) { return xs.begin() + (xs.front().is_constant() ? 1 : 0); };
+        const bool flip = std::lexicographical_compare(skip(kept), kept.end(), skip(negated), negated.end(), by_order) ||
+                          (std::equal(skip(kept), kept.end(), skip(negated), negated.end(),
+                                      [](const Poly& x, const Poly& y) { return cmp_poly(x, y) == 0; }) &&
+                           std::lexicographical_compare(kept.begin(), kept.end(), negated.begin(), negated.end(), by_order));
+        if (!flip) return add(t, scale(from_atom(make_atom(kind, {}, std::move(kept))), g));
+        // Max(A) == -(Min(N) + shift) with N = -A - shift
+        const AtomKind other = is_max ? AtomKind::min : AtomKind::max;
+        return sub(t, scale(add(from_atom(make_atom(other, {}, std::move(negated))), shift), g));
+    } catch (const overflow&) {  // the factoring overflows: the arguments as they are
+        std::vector<Poly> xs = plain;
+        std::sort(xs.begin(), xs.end(), by_order);
+        return from_atom(make_atom(kind, {}, std::move(xs)));
+    }
+}
+
+/// The most rewrites settle() makes in one sum; beyond, the sum is left as it is.
+inline constexpr int max_settle_rounds = 64;
+
+/// The sum-level laws of the canonical form, applied until none applies:
+///  - a multiple of a divisor next to its quotient is the numerator without its
+///    remainder: q*d*(x//d) == q*(x - Mod(x, d)), for the part q*d of the
+///    cofactor of x//d that d divides exactly (k*(x//k) + Mod(x, k) is then x);
+///  - c*Max(a, b) + c*Min(a, b) == c*(a + b) (for the common part of two
+///    coefficients of the same sign).
+inline Poly settle(Poly p) {
+    for (int round = 0; round < max_settle_rounds; ++round) {
+        const Atom* quotient = nullptr;  // the first x//d with a reducible cofactor
+        std::optional<Poly> taken;       // its q
+        std::vector<const Atom*> tried;
+        std::optional<Poly> rewritten;
+        std::vector<const Term*> extremes;            // the terms c*Max(a, b) and c*Min(a, b)
+        const Term* extreme[2] = {nullptr, nullptr};  // a Max and a Min term of the same arguments
+        for (const auto& t : p.terms) {
+            for (const auto& f : t.mono) {
+                const Atom* a = f.atom.get();
+                if (a->kind == AtomKind::floordiv && f.exp == 1 && !quotient &&
+                    std::none_of(tried.begin(), tried.end(), [&](const Atom* x) { return cmp_atom(*x, *a) == 0; })) {
+                    tried.push_back(a);
+                    // the cofactor of a in p
+                    std::vector<Term> cof;
+                    std::int64_t cc = 0;
+                    for (const auto& u : p.terms) {
+                        Mono rest;
+                        bool has = false;
+                        for (const auto& g : u.mono) {
+                            if (!has && g.exp == 1 && cmp_atom(*g.atom, *a) == 0)
+                                has = true;
+                            else
+                                rest.push_back(g);
+                        }
+                        if (!has) continue;
+                        if (rest.empty())
+                            cc = add(cc, u.coef);
+                        else
+                            cof.push_back(Term{u.coef, std::move(rest)});
+                    }
+                    const Poly& d = a->args[1];
+                    if (d.is_constant()) {
+                        std::vector<Term> q;
+                        for (const auto& u : cof)
+                            if (u.coef % d.constant == 0) q.push_back(Term{u.coef / d.constant, u.mono});
+                        Poly qp = normalized(cc % d.constant == 0 ? cc / d.constant : 0, std::move(q));
+                        if (!is_zero(qp)) taken = std::move(qp);
+                    } else if (auto qr = divide(normalized(cc, std::move(cof)), d, true)) {
+                        taken = std::move(qr->first);
+                    }
+                    if (taken) quotient = a;
+                }
+                if ((a->kind == AtomKind::max || a->kind == AtomKind::min) && t.mono.size() == 1 && f.exp == 1 && a->args.size() == 2)
+                    extremes.push_back(&t);
+            }
+        }
+        for (std::size_t i = 0; i < extremes.size() && !extreme[0]; ++i)
+            for (std::size_t j = i + 1; j < extremes.size(); ++j) {
+                const Term& x = *extremes[i];
+                const Term& y = *extremes[j];
+                const Atom& ax = *x.mono[0].atom;
+                const Atom& ay = *y.mono[0].atom;
+                if (ax.kind != ay.kind && (x.coef > 0) == (y.coef > 0) && cmp_poly(ax.args[0], ay.args[0]) == 0 &&
+                    cmp_poly(ax.args[1], ay.args[1]) == 0) {
+                    extreme[0] = &x;
+                    extreme[1] = &y;
+                    break;
+                }
+            }
+        if (quotient) {
+            // p - q*d*(x//d) + q*x - q*Mod(x, d)
+            const Poly& x = quotient->args[0];
+            const Poly& d = quotient->args[1];
+            const Poly f = from_atom(make_atom(AtomKind::floordiv, {}, quotient->args));
+            Poly next = add_raw(p, scale_raw(mul_raw(mul_raw(*taken, d), f), -1));
+            next = add_raw(next, mul_raw(*taken, x));
+            p = add_raw(next, scale_raw(mul_raw(*taken, mod(x, d)), -1));
+            continue;
+        }
+        // c2*m*Mod(y, k) next to c1*m*(y//k), k constant: c2*m*y - c2*k*m*(y//k) (one atom fewer; k does
+        // not divide c1 - c2*k, as k does not divide c1 once the rule above is done)
+        for (const auto& t : p.terms) {
+            for (std::size_t i = 0; i < t.mono.size(); ++i) {
+                const Atom& m = *t.mono[i].atom;
+                if (m.kind != AtomKind::mod || t.mono[i].exp != 1 || !m.args[1].is_constant()) continue;
+                Mono rest = t.mono;
+                rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(i));
+                const Mono with_quotient = mono_mul(rest, {Factor{make_atom(AtomKind::floordiv, {}, m.args), 1}});
+                const bool paired = std::any_of(p.terms.begin(), p.terms.end(), [&](const Term& u) { return cmp_mono(u.mono, with_quotient) == 0; });
+                if (!paired) continue;
+                const Poly cm = rest.empty() ? constant(t.coef) : from_sorted(0, {Term{t.coef, std::move(rest)}});
+                Poly next = add_raw(p, scale_raw(from_sorted(0, {Term{t.coef, t.mono}}), -1));
+                next = add_raw(next, mul_raw(cm, m.args[0]));
+                next = add_raw(next, scale_raw(from_sorted(0, {Term{t.coef, with_quotient}}), neg(m.args[1].constant)));
+                rewritten = std::move(next);
+                break;
+            }
+            if (rewritten) break;
+        }
+        if (rewritten) {
+            p = std::move(*rewritten);
+            continue;
+        }
+        if (extreme[0] && extreme[1]) {
+            const std::int64_t c1 = extreme[0]->coef, c2 = extreme[1]->coef;
+            const std::int64_t c = c1 > 0 ? std::min(c1, c2) : std::max(c1, c2);
+            const Atom& m = *extreme[0]->mono[0].atom;
+            Poly next = add_raw(p, scale_raw(normalized(0, {Term{c, extreme[0]->mono}, Term{c, extreme[1]->mono}}), -1));
+            p = add_raw(next, scale_raw(add_raw(m.args[0], m.args[1]), c));
+            continue;
+        }
+        return p;
+    }
+    return p;
 }
 
 /// Rebuilds p bottom-up through the canonical constructors. `visitor.symbol(atom_ptr)`

@@ -380,7 +380,9 @@ private:
 
     struct Simplifier {
         const ShapeEnv& env;
+        bool atoms_only = false;  // replacements applied already
         std::optional<Poly> symbol(const detail::sym::AtomPtr& a) {
+            if (atoms_only) return std::nullopt;
             const auto it = env.replacements_.find(a->name);
             if (it == env.replacements_.end()) return std::nullopt;
             return it->second;
@@ -390,7 +392,7 @@ private:
     };
 
     Poly simplified(const Poly& p) const {
-        Simplifier s{*this};
+        Simplifier s{*this, false};
         return detail::sym::rebuild(p, s);
     }
 
@@ -412,7 +414,17 @@ private:
         Poly p = detail::sym::PlainAtoms::make(kind, args);
         std::int64_t k = 1;
         const detail::sym::Atom* a = detail::sym::lone_atom(p, k);
-        if (a == nullptr || a->kind != kind) return p;
+        if (a == nullptr || a->kind != kind) {
+            // the canonical form made new atoms (Max(s0 - 1, -1) is Max(0, s0) - 1): simplify those too
+            if (p.is_constant() || depth_ >= max_depth) return p;
+            ++depth_;
+            struct Leave {
+                std::size_t& d;
+                ~Leave() { --d; }
+            } leave{depth_};
+            Simplifier atoms_only{*this, true};
+            return detail::sym::rebuild(p, atoms_only);
+        }
         switch (kind) {
             case AtomKind::max:
             case AtomKind::min: {
@@ -434,10 +446,24 @@ private:
             case AtomKind::mod: {
                 const Poly& num = a->args[0];
                 const Poly& den = a->args[1];
-                if (bound_of(num).lower >= 0 && bound_of(den).lower >= 1 &&
-                    decide_relation(BoolKind::le, detail::sym::add(detail::sym::sub(num, den), detail::sym::constant(1))) ==
-                        std::optional<bool>(true))  // 0 <= num < den
-                    return kind == AtomKind::floordiv ? detail::sym::constant(0) : detail::sym::scale(num, k);
+                namespace ds = detail::sym;
+                // q*den <= num < (q + 1)*den for a q the ranges prove: num//den == q and
+                // Mod(num, den) == num - q*den, whatever the sign of num's constant
+                if (const auto q = quotient_in_range(num, den)) {
+                    if (kind == AtomKind::floordiv) return ds::scale(ds::constant(*q), k);
+                    return ds::scale(ds::sub(num, ds::scale(den, *q)), k);
+                }
+                // (x//a + c)//b == (x + c*a)//(a*b) for b >= 1 (b == 0 is outside the domain)
+                std::int64_t c1 = 0;
+                const detail::sym::Atom* in = ds::term_atom(num, c1);
+                if (kind == AtomKind::floordiv && in && c1 == 1 && in->kind == AtomKind::floordiv && bound_of(den).lower >= 0)
+                    return ds::scale(simplified(ds::floordiv(ds::add(in->args[0], ds::scale(in->args[1], num.constant)),
+                                                             ds::mul(in->args[1], den))),
+                                     k);
+                // Mod(x//a + c, b) == x//a + c - b*((x//a + c)//b) for b >= 0, whose quotient the rule above simplifies
+                if (kind == AtomKind::mod && in && c1 == 1 && in->kind == AtomKind::floordiv && !den.is_constant() &&
+                    bound_of(den).lower >= 0)
+                    return ds::scale(ds::sub(num, ds::mul(den, simplify_atom(AtomKind::floordiv, {num, den}))), k);
                 if (kind == AtomKind::mod && den.is_constant()) {
                     // terms known to be multiples of the divisor vanish: Mod(3*s0 + 2, 4) is 2 when 8 divides s0
                     std::vector<detail::sym::Term> kept;
@@ -452,6 +478,31 @@ private:
             }
             default: return p;
         }
+    }
+
+    /// The q with q*den <= num < (q + 1)*den, when the ranges prove it for den >= 1:
+    /// from num's range for a constant den, else q in {0, -1, 1}.
+    std::optional<std::int64_t> quotient_in_range(const Poly& num, const Poly& den) const {
+        namespace ds = detail::sym;
+        const ValueRange d = bound_of(den);
+        if (d.lower < 1) return std::nullopt;
+        if (den.is_constant()) {
+            const ValueRange n = bound_of(num);
+            if (infinite(n.lower) || infinite(n.upper)) return std::nullopt;
+            const std::int64_t q = ds::floordiv(n.lower, den.constant);
+            if (q == ds::floordiv(n.upper, den.constant)) return q;
+            return std::nullopt;
+        }
+        const auto proven = [&](const Poly& le_zero) { return decide_relation(BoolKind::le, le_zero) == std::optional<bool>(true); };
+        for (const std::int64_t q : {0, -1, 1}) {
+            try {
+                const Poly low = ds::sub(ds::scale(den, q), num);                                     // q*den - num <= 0
+                const Poly high = ds::add(ds::sub(num, ds::scale(den, q + 1)), ds::constant(1));     // num - (q+1)*den + 1 <= 0
+                if (proven(low) && proven(high)) return q;
+            } catch (const detail::sym::overflow&) {
+            }
+        }
+        return std::nullopt;
     }
 
     /// c*(p//k) is (c/k)*p when k divides both c and p.
@@ -798,7 +849,9 @@ private:
     std::vector<Cond> facts_;
     std::vector<RuntimeAssert> runtime_asserts_;
     DraftReport report_;
-    std::map<std::string, std::size_t, std::less<>> fresh_counters_;  // per prefix: u0, u1... and s0, s1...
+    std::map<std::string, std::size_t, std::less<>> fresh_counters_;
+    static constexpr std::size_t max_depth = 16;  // nested re-simplifications of what the canonical form made
+    mutable std::size_t depth_ = 0;  // per prefix: u0, u1... and s0, s1...
 };
 
 }  // namespace yobx
