@@ -1,17 +1,34 @@
 #!/usr/bin/env python3
-"""Times yobx (bench_sym, Google Benchmark) and SymPy on the same transformer
-shape expressions (sym_corpus.txt) and expression pairs (sym_pairs.txt) in one
-invocation, prints the ratios, and checks both verdicts on every pair against
-the numeric truth (random integer assignments).
+"""Compares yobx's symbolic algebra with SymPy, in one invocation.
+
+Fixed corpus: times yobx (bench_sym, Google Benchmark) and SymPy on the same
+transformer shape expressions (sym_corpus.txt) and expression pairs
+(sym_pairs.txt), prints the ratios, and checks both verdicts on every pair
+against the numeric truth (random integer assignments).
 
     python3 benchmarks/compare_sym.py build/ci/benchmarks/bench_sym
 
+Random corpus (sym_random.py): N pairs of the four classes of issue 24,
+perturbations and unrelated pairs over sizes s0..s3 >= 2 and u0 >= 0. yobx
+decides with a ShapeEnv (tests/sympy/sym_decider), SymPy with
+`simplify(a - b) == 0` over positive (s) and nonnegative (u0) integer symbols;
+both against the numeric truth. Prints per kind how many equalities each
+proves, the unsound decisions (none allowed), and the time per pair.
+
+    python3 benchmarks/compare_sym.py --random 2000 --seed 1 build/ci/tests/sym_decider [--check]
+
+--check exits non-zero unless: no unsound decision, no error, yobx proves at
+least 99% of what SymPy proves, and every true class-4 identity is proven.
+The speed is printed, not checked (the target is >= 1000x per pair).
+
 Use Debian's interpreter (/usr/bin/python3), the one python3-sympy installs into.
 """
+import ast
 import json
 import pathlib
 import random
 import re
+import signal
 import subprocess
 import sys
 import timeit
@@ -58,6 +75,8 @@ def best_of(fn, repeat=3):
 
 
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--random":
+        return random_main(sys.argv[2:])
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     binary = sys.argv[1]
@@ -92,6 +111,129 @@ def main():
             who = " and ".join(w for w, v in (("yobx", y), ("SymPy", s)) if v != t)
             print(f"  not decisive: {who} on `{a}` vs `{b}` (truly {'equal' if t else 'different'})")
     sys.exit(0 if agree == m else 1)
+
+
+def sympy_sized(text):
+    """Parsed with s* positive and u0 nonnegative integer symbols (the sizes' signs).
+    Built from Python's syntax tree: SymPy's `Integer // Expr` does not evaluate."""
+    funcs = {"Max": sympy.Max, "Min": sympy.Min, "Mod": sympy.Mod, "FloorDiv": lambda a, b: sympy.floor(a / b)}
+    ops = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+           ast.FloorDiv: lambda a, b: sympy.floor(a / b), ast.Pow: lambda a, b: a ** b}
+
+    def build(n):
+        if isinstance(n, ast.BinOp):
+            return ops[type(n.op)](build(n.left), build(n.right))
+        if isinstance(n, ast.UnaryOp):
+            return -build(n.operand) if isinstance(n.op, ast.USub) else build(n.operand)
+        if isinstance(n, ast.Constant):
+            return sympy.Integer(n.value)
+        if isinstance(n, ast.Name):
+            return sympy.Symbol(n.id, integer=True, **({"nonnegative": True} if n.id.startswith("u") else {"positive": True}))
+        if isinstance(n, ast.Call):
+            return funcs[n.func.id](*[build(a) for a in n.args])
+        raise ValueError(f"unexpected syntax in {text}")
+    return build(ast.parse(text, mode="eval").body)
+
+
+class Timeout(Exception):
+    pass
+
+
+def sympy_proves(a, b, seconds=10):
+    """simplify(a - b) == 0, with a time limit (a timeout counts as not proven)."""
+    def alarm(*_):
+        raise Timeout()
+    old = signal.signal(signal.SIGALRM, alarm)
+    signal.alarm(seconds)
+    try:
+        return sympy.simplify(sympy_sized(a) - sympy_sized(b)) == 0
+    except (Timeout, ZeroDivisionError, RecursionError):
+        return False
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def sized_truth(a, b, rng):
+    """Equal on 100 assignments with s* in [2, 40] and u0 in [0, 40] (a division by zero skipped)."""
+    names = sorted({n for n in NAME.findall(a + " " + b) if n not in FUNCTIONS})
+    py = {"Max": max, "Min": min, "Mod": lambda x, y: x % y, "FloorDiv": lambda x, y: x // y}
+    for i in range(100):
+        low = i < 20  # the edges first: 2 and 0, where reductions stop holding
+        env = dict(py, **{n: rng.randint(0 if n.startswith("u") else 2, 3 if low else 40) for n in names})
+        try:
+            if eval(a, {}, env) != eval(b, {}, env):
+                return False
+        except ZeroDivisionError:
+            pass
+    return True
+
+
+def random_main(args):
+    check = "--check" in args
+    args = [a for a in args if a != "--check"]
+    if len(args) != 4 or args[1] != "--seed":
+        sys.exit(__doc__)
+    n, seed, decider = int(args[0]), int(args[2]), args[3]
+    sys.path.insert(0, str(HERE))
+    import sym_random
+    kinds_pairs = sym_random.pairs(n, seed)
+    text = "".join(f"{a} ; {b}\n" for _, (a, b) in kinds_pairs)
+    out = subprocess.run([decider], input=text, check=True, capture_output=True, text=True).stdout.splitlines()
+    yobx_ns = float(out[-1].split()[2])
+    verdicts = out[:-1]
+    rng = random.Random(seed)
+    start = timeit.default_timer()
+    sympy_says = [sympy_proves(a, b) for _, (a, b) in kinds_pairs]
+    sympy_ns = (timeit.default_timer() - start) * 1e9 / n
+    truth = [sized_truth(a, b, rng) for _, (a, b) in kinds_pairs]
+
+    stats = {}
+    failures = []
+    for (kind, (a, b)), v, s, t in zip(kinds_pairs, verdicts, sympy_says, truth):
+        st = stats.setdefault(kind, dict(pairs=0, equal=0, sympy=0, yobx=0, both=0, sympy_only=0, yobx_only=0))
+        st["pairs"] += 1
+        st["equal"] += t
+        y = v == "1"
+        if v.startswith("E"):
+            failures.append(f"error: {v} on `{a}` vs `{b}`")
+        if y and not t:
+            failures.append(f"UNSOUND: yobx proves `{a}` == `{b}`, which is false")
+        if s and not t:
+            print(f"  SymPy unsound: `{a}` vs `{b}`")
+        st["sympy"] += s
+        st["yobx"] += y
+        st["both"] += y and s
+        st["sympy_only"] += s and not y
+        st["yobx_only"] += y and not s
+        if s and not y:
+            print(f"  SymPy only ({kind}): `{a}` vs `{b}`")
+        if kind == "div_identity" and t and not y:
+            print(f"  class 4 not proven: `{a}` vs `{b}`")
+    print(f"SymPy {sympy.__version__}, {n} random pairs, seed {seed}")
+    print(f"{'kind':<14} {'pairs':>6} {'equal':>6} {'SymPy':>6} {'yobx':>6} {'SymPy only':>11} {'yobx only':>10}")
+    tot = {k: 0 for k in ("pairs", "equal", "sympy", "yobx", "both", "sympy_only", "yobx_only")}
+    for kind in sym_random.CLASSES + ["perturbed", "unrelated"]:
+        st = stats.get(kind)
+        if not st:
+            continue
+        for k in tot:
+            tot[k] += st[k]
+        print(f"{kind:<14} {st['pairs']:>6} {st['equal']:>6} {st['sympy']:>6} {st['yobx']:>6} {st['sympy_only']:>11} {st['yobx_only']:>10}")
+    print(f"{'all':<14} {tot['pairs']:>6} {tot['equal']:>6} {tot['sympy']:>6} {tot['yobx']:>6} {tot['sympy_only']:>11} {tot['yobx_only']:>10}")
+    share = 100.0 * tot["both"] / tot["sympy"] if tot["sympy"] else 100.0
+    c4 = stats.get("div_identity", {})
+    c4_missed = sum(1 for (k, _), v, t in zip(kinds_pairs, verdicts, truth) if k == "div_identity" and t and v != "1")
+    print(f"yobx proves {share:.2f}% of the {tot['sympy']} equalities SymPy proves; "
+          f"class 4: {c4.get('equal', 0) - c4_missed}/{c4.get('equal', 0)} true identities proven")
+    print(f"time per pair: yobx {yobx_ns / 1e3:.2f} us (parse both + decide), SymPy {sympy_ns / 1e3:.0f} us "
+          f"(parse + simplify): {sympy_ns / yobx_ns:.0f}x")
+    for f in failures:
+        print("  " + f)
+    if check:
+        ok = not failures and share >= 99.0 and c4_missed == 0  # speed is reported, never asserted
+        print("check:", "OK" if ok else "FAILED")
+        sys.exit(0 if ok else 1)
 
 
 if __name__ == "__main__":
