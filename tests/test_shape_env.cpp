@@ -153,6 +153,20 @@ TEST_CASE("a check that is provably false, or false for the hints, throws with t
     CHECK(env.runtime_asserts().empty());
 }
 
+TEST_CASE("the ShapeEnv reduces Mod and // whenever the ranges place the quotient, and nested // by a size") {
+    ShapeEnv env;
+    const SymInt a = env.create_symbol("a", 5, ValueRange::at_least(2));
+    const SymInt b = env.create_symbol("b", 7, ValueRange::at_least(2));
+    CHECK(mod(a - 1, a).to_string() == "Mod(-1, a)");
+    CHECK(env.simplify(mod(a - 1, a)).to_string() == "a - 1");
+    CHECK(env.simplify(floordiv(a - 1, a)).to_string() == "0");
+    CHECK(env.simplify(a - mod(a - 1, a) + a - 1).to_string() == "a");
+    CHECK(env.simplify(8 * floordiv(b + a + 7 * mod(SymInt(-1), a) + 6, 8) - 8 * mod(SymInt(-1), a)).identical(env.simplify(8 * floordiv(b + 7, 8))));
+    CHECK(env.simplify(floordiv(floordiv(a * a, 3), a)).to_string() == "a//3");
+    CHECK(env.statically_known_true(floordiv(floordiv(a * a, 3), a) == floordiv(a, 3)));
+    CHECK(env.simplify(sym_min(a, sym_max(3, a))).to_string() == "a");
+}
+
 TEST_CASE("a divisibility check that leaves no multiple in the range throws") {
     ShapeEnv env;
     // no multiple of 8 in [9, 15]: the ranges decide Mod(u, 8) == u - 8, never 0

@@ -292,3 +292,180 @@ TEST_CASE("law: ShapeEnv ranges contain every value, and its simplification keep
     }
     CHECK(checked > 3000);
 }
+
+// ------------------------------------------------------------------------------------
+// The laws of docs/symbolic.md, each on random expressions (pure canonical form unless a
+// ShapeEnv is named), with the values checked against the naive evaluator.
+
+namespace {
+
+/// A random tree over s0..s2 only (s3 stays free for the summands that must not cancel).
+Tree tree_without_s3(Gen& g, int depth) {
+    for (;;) {
+        Tree t = g.tree(depth);
+        bool uses_s3 = false;
+        auto visit = [&](auto& self, const Node& n) -> void {
+            if (n.kind == Node::symbol && n.value == 3) uses_s3 = true;
+            for (const auto& k : n.kids) self(self, *k);
+        };
+        visit(visit, *t);
+        if (!uses_s3) return t;
+    }
+}
+
+Tree node(Node::Kind k, std::vector<Tree> kids) {
+    auto n = std::make_shared<Node>();
+    n->kind = k;
+    n->kids = std::move(kids);
+    return n;
+}
+Tree leaf_constant(std::int64_t v) {
+    auto n = std::make_shared<Node>();
+    n->kind = Node::constant;
+    n->value = v;
+    return n;
+}
+Tree leaf_symbol(std::int64_t i) {
+    auto n = std::make_shared<Node>();
+    n->kind = Node::symbol;
+    n->value = i;
+    return n;
+}
+
+/// A random tree without // and Mod.
+Tree polynomial(Gen& g, int depth) {
+    for (;;) {
+        Tree t = g.tree(depth);
+        bool plain = true;
+        auto visit = [&](auto& self, const Node& n) -> void {
+            if (n.kind == Node::floordiv || n.kind == Node::mod) plain = false;
+            for (const auto& k : n.kids) self(self, *k);
+        };
+        visit(visit, *t);
+        if (plain) return t;
+    }
+}
+
+/// A divisor: a constant 2..8, a symbol, or a symbol plus or minus a constant.
+Tree divisor(Gen& g) {
+    switch (g.pick(0, 2)) {
+        case 0: return leaf_constant(g.pick(2, 8));
+        case 1: return leaf_symbol(g.pick(0, 3));
+        default: return node(g.pick(0, 1) ? Node::add : Node::sub, {leaf_symbol(g.pick(0, 3)), leaf_constant(g.pick(1, 3))});
+    }
+}
+
+/// lhs and rhs are identical, and both evaluate like the naive trees where these are defined.
+void require_law(Gen& g, const Tree& lhs, const Tree& rhs, int line = __builtin_LINE()) {
+    const auto a = try_build(*lhs), b = try_build(*rhs);
+    INFO("the law at line " << line);
+    if (!a || !b) return;
+    INFO(a->to_string() << "  vs  " << b->to_string());
+    REQUIRE(a->identical(*b));
+    REQUIRE(yobx::parse_sym(a->to_string()).identical(*a));
+    for (int k = 0; k < 4; ++k) {
+        const auto v = g.values(-9, 12);
+        std::int64_t left, right;
+        try {
+            left = naive(*lhs, v);
+            right = naive(*rhs, v);
+        } catch (const DivByZero&) {
+            continue;
+        }
+        REQUIRE(left == right);
+        REQUIRE(a->evaluate_with(as_map(v)) == left);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("law (class 2): a divisor of several terms divides exactly what it divides, 500 random expressions") {
+    Gen g;
+    for (int i = 0; i < 500; ++i) {
+        // a quotient without // and Mod: the sum laws rewrite d*(x//k) and may hide the product
+        const Tree a = polynomial(g, 2), r = g.tree(2), d = divisor(g);
+        const Tree ad = node(Node::mul, {a, d});
+        require_law(g, node(Node::floordiv, {ad, d}), a);                                              // (a*d)//d == a
+        require_law(g, node(Node::mod, {node(Node::add, {ad, r}), d}), node(Node::mod, {r, d}));     // Mod(a*d + r, d)
+        require_law(g, node(Node::floordiv, {node(Node::add, {ad, r}), d}), node(Node::add, {a, node(Node::floordiv, {r, d})}));
+    }
+}
+
+TEST_CASE("law (class 3): Max/Min absorption, common summand, positive factor, sign and Min + Max, 500 random expressions") {
+    Gen g;
+    for (int i = 0; i < 500; ++i) {
+        const Tree x = g.tree(2), y = g.tree(2);
+        const auto bx = try_build(*x), by = try_build(*y);
+        const auto lattice_free = [](const std::optional<SymInt>& e) {
+            return e && e->to_string().find("Max(") == std::string::npos && e->to_string().find("Min(") == std::string::npos;
+        };
+        // absorption, for an x without Max or Min of its own (nested lattices may stay undecided)
+        if (lattice_free(bx)) {
+            require_law(g, node(Node::min, {x, node(Node::max, {y, x})}), x);
+            require_law(g, node(Node::max, {x, node(Node::min, {y, x})}), x);
+        }
+        // a summand of a symbol the arguments do not use, with a constant
+        const Tree a = tree_without_s3(g, 2), b = tree_without_s3(g, 2);
+        const Tree t = node(Node::add, {node(Node::mul, {leaf_constant(g.pick(1, 4)), leaf_symbol(3)}), leaf_constant(g.pick(-5, 5))});
+        require_law(g, node(Node::max, {node(Node::add, {t, a}), node(Node::add, {b, t})}), node(Node::add, {t, node(Node::max, {a, b})}));
+        require_law(g, node(Node::min, {node(Node::add, {t, a}), node(Node::add, {b, t})}), node(Node::add, {node(Node::min, {a, b}), t}));
+        // the positive factor, on arguments without // and Mod (k*(x//k) is written x - Mod(x, k))
+        const Tree k = leaf_constant(g.pick(2, 8)), px = polynomial(g, 2), py = polynomial(g, 2);
+        require_law(g, node(Node::max, {node(Node::mul, {k, px}), node(Node::mul, {k, py})}), node(Node::mul, {k, node(Node::max, {px, py})}));
+        require_law(g, node(Node::neg, {node(Node::max, {node(Node::neg, {x}), node(Node::neg, {y})})}), node(Node::min, {x, y}));
+        // Min(a, b) + Max(a, b): decided when neither a nor b holds a Max or Min (which flattens)
+        if (lattice_free(bx) && lattice_free(by))
+            require_law(g, node(Node::add, {node(Node::min, {x, y}), node(Node::max, {x, y})}), node(Node::add, {x, y}));
+    }
+}
+
+TEST_CASE("law (class 4): k*(x//k) + Mod(x, k) == x for constant, symbolic and several-term k, 500 random expressions") {
+    Gen g;
+    for (int i = 0; i < 500; ++i) {
+        const Tree x = g.tree(3), k = divisor(g);
+        const Tree q = node(Node::floordiv, {x, k}), m = node(Node::mod, {x, k});
+        require_law(g, node(Node::add, {node(Node::mul, {k, q}), m}), x);
+        require_law(g, node(Node::sub, {x, m}), node(Node::mul, {k, q}));
+        require_law(g, node(Node::sub, {x, node(Node::mul, {q, k})}), m);
+    }
+}
+
+TEST_CASE("law (classes 1 and 4, ShapeEnv): numerators placed by the ranges, whatever their constant; nested quotients by a size") {
+    Gen g;
+    int checked = 0;
+    for (int i = 0; i < 300; ++i) {
+        yobx::ShapeEnv env;
+        for (const char* n : names) env.create_symbol(n, 5, yobx::ValueRange::at_least(2));
+        const std::int64_t si = g.pick(0, 3);
+        const SymInt s = SymInt::symbol(names[si]);
+        const Tree qt = g.tree(2);
+        const auto q = try_build(*qt);
+        if (!q) continue;
+        try {
+            (void)env.simplify(*q);
+        } catch (const yobx::value_error&) {  // a divisor the ranges make 0
+            continue;
+        }
+        const std::int64_t c = g.pick(1, 2), k = g.pick(2, 8);
+        INFO(s.to_string() << " q = " << q->to_string());
+        // Mod(s - c, s) is s - c and (q*s - c)//s is q - 1 for s >= 2 > c - 1
+        REQUIRE(env.simplify(mod(s - c, s)).identical(env.simplify(s - c)));
+        REQUIRE(env.statically_known_true(floordiv(s - c, s) == 0));
+        REQUIRE(env.statically_known_true(floordiv(*q * s - c, s) == *q - 1));
+        REQUIRE(env.statically_known_true(mod(*q * s - 1, s) == s - 1));
+        // ((s**2)//k)//s == s//k and ((q*s)//k)//s == q//k
+        REQUIRE(env.statically_known_true(floordiv(floordiv(s * s, k), s) == floordiv(s, k)));
+        REQUIRE(env.statically_known_true(floordiv(floordiv(*q * s, k), s) == floordiv(*q, k)));
+        for (int a = 0; a < 4; ++a) {  // and the values, at sizes in range
+            const auto v = g.values(2, 30);
+            try {
+                const std::int64_t qv = naive(*qt, v), sv = v[static_cast<std::size_t>(si)];
+                REQUIRE(py_floordiv(qv * sv - c, sv) == qv - 1);
+                REQUIRE(py_floordiv(py_floordiv(qv * sv, k), sv) == py_floordiv(qv, k));
+                ++checked;
+            } catch (const DivByZero&) {
+            }
+        }
+    }
+    CHECK(checked > 800);
+}

@@ -26,8 +26,11 @@ struct overflow {};
 struct zero_division {
     bool modulo = false;  // Mod rather than FloorDiv
 };
-/// A product or power whose expansion would exceed max_terms terms.
-struct too_large {};
+/// A product or power whose expansion would exceed max_terms terms, or (depth) a
+/// rewriting beyond max_rewrite_depth nested divisions or max_settle_rounds rewrites of a sum.
+struct too_large {
+    bool depth = false;
+};
 
 inline constexpr std::size_t max_terms = 4096;
 inline constexpr std::int64_t i64_min = std::numeric_limits<std::int64_t>::min();
@@ -500,7 +503,10 @@ inline constexpr std::size_t max_division_steps = 256;
 /// floor(c/lc)*m (`exact`: only when lc divides c), highest term first. Then no
 /// term of r is reducible, which makes r unique. nullopt when nothing is taken
 /// out, or when the work would exceed max_division_steps, max_terms or int64.
+inline bool plain_divisor(const Poly& d);
+
 inline std::optional<std::pair<Poly, Poly>> divide(const Poly& a, const Poly& d, bool exact) {
+    if (!plain_divisor(d)) return std::nullopt;
     const Term& lead = d.terms.front();
     const std::int64_t lc = lead.coef;
     try {
@@ -531,15 +537,40 @@ inline std::optional<std::pair<Poly, Poly>> divide(const Poly& a, const Poly& d,
         return std::pair{settle(normalized(qc, std::move(q))), settle(std::move(r))};
     } catch (const overflow&) {
         return std::nullopt;
-    } catch (const too_large&) {
+    } catch (const too_large& t) {
+        if (t.depth) throw;
         return std::nullopt;
     }
 }
 
 inline bool is_zero(const Poly& p) { return p.is_constant() && p.constant == 0; }
 
-/// num/d when d divides num once each Mod(y, k) of num is written y - k*(y//k)
-/// (the sum laws turn (s0 + s0//s2)*s2 into s0*s2 + s0 - Mod(s0, s2)); else nullopt.
+/// How deep divisions by divisors of several terms may nest while they rewrite (per thread).
+inline constexpr int max_rewrite_depth = 256;
+inline thread_local int rewrite_depth = 0;
+struct Deeper {
+    Deeper() {
+        if (rewrite_depth >= max_rewrite_depth) throw too_large{true};
+        ++rewrite_depth;
+    }
+    ~Deeper() { --rewrite_depth; }
+    Deeper(const Deeper&) = delete;
+    Deeper& operator=(const Deeper&) = delete;
+};
+
+/// Whether every factor of d is a symbol: the divisors divide() takes (the sum laws
+/// could write a remainder by a divisor with quotients back into a reducible one).
+inline bool plain_divisor(const Poly& d) {
+    for (const auto& t : d.terms)
+        for (const auto& f : t.mono)
+            if (f.atom->kind != AtomKind::symbol) return false;
+    return true;
+}
+
+/// num/d when d divides num exactly once each Mod(y, k) of num is written y - k*(y//k):
+/// the sum laws turn (s0 + s0//s2)*(s2 - 1) into s0*s2 - Mod(s0, s2) - s0//s2, where d no
+/// longer divides term by term; nullopt otherwise. (Only an exact division is taken: a
+/// remainder would be written back by the sum laws, and the division could cycle.)
 inline std::optional<Poly> divides_through_mods(const Poly& num, const Poly& d) {
     bool any = false;
     Poly expanded = constant(num.constant);
@@ -560,7 +591,8 @@ inline std::optional<Poly> divides_through_mods(const Poly& num, const Poly& d) 
         }
     } catch (const overflow&) {
         return std::nullopt;
-    } catch (const too_large&) {
+    } catch (const too_large& t) {
+        if (t.depth) throw;
         return std::nullopt;
     }
     if (!any) return std::nullopt;
@@ -572,6 +604,7 @@ inline std::optional<Poly> divides_through_mods(const Poly& num, const Poly& d) 
 inline Poly floordiv(const Poly& a, const Poly& b) {
     if (b.is_constant()) return floordiv_by_constant(a, b.constant);
     if (is_zero(a)) return a;
+    const Deeper deeper;
     const std::int64_t g = gcd(content(a), content(b));
     Poly num = divide_exact(a, g), den = divide_exact(b, g);
     // floor(m*x / (m*y)) == floor(x/y): a common monomial leaves both sides (where m != 0, as the divisor is)
@@ -618,6 +651,7 @@ inline Poly mod_by_constant(const Poly& a, std::int64_t k) {
 inline Poly mod(const Poly& a, const Poly& b) {
     if (b.is_constant()) return mod_by_constant(a, b.constant);
     if (is_zero(a)) return a;
+    const Deeper deeper;
     const std::int64_t g = gcd(content(a), content(b));
     Poly num = divide_exact(a, g), den = divide_exact(b, g);
     // Mod(m*x, m*y) == m*Mod(x, y) for any m != 0 (Python's sign rule included)
@@ -750,6 +784,16 @@ inline Poly extremum(AtomKind kind, const std::vector<Poly>& args) {
         if (alive[i]) kept.push_back(std::move(flat[i]));
     if (kept.size() == 1) return std::move(kept[0]);
     const auto by_order = [](const Poly& x, const Poly& y) { return cmp_poly(x, y) < 0; };
+    const auto same = [](const Poly& x, const Poly& y) { return cmp_poly(x, y) == 0; };
+    // what is left is one argument's own family (the others absorbed): that argument as written
+    std::sort(kept.begin(), kept.end(), by_order);
+    for (const auto& a : args) {
+        const auto s = spread(a);
+        if (!s || s->kind != kind || s->args.size() != kept.size()) continue;
+        std::vector<Poly> family = s->args;
+        std::sort(family.begin(), family.end(), by_order);
+        if (std::equal(family.begin(), family.end(), kept.begin(), same)) return a;
+    }
     const std::vector<Poly> plain = kept;
     try {
         // the common summand: the terms every argument has with the same coefficient,
@@ -779,6 +823,8 @@ inline Poly extremum(AtomKind kind, const std::vector<Poly>& args) {
         for (const auto& x : kept) g = gcd(g, content(x));
         if (g > 1)
             for (auto& x : kept) x = divide_exact(x, g);
+        // what is left may flatten or absorb further (Max(t - Max(0, a), t + 1) is t + Max(1, -Max(0, a)), t + 1)
+        if (!is_zero(t) || g != 1) return add(t, scale(extremum(kind, kept), g));
         // the sign: of Max(A) == -Min(-A), the form whose sorted arguments come last
         std::vector<Poly> negated;
         for (const auto& x : kept) negated.push_back(negate(x));
@@ -786,12 +832,14 @@ inline Poly extremum(AtomKind kind, const std::vector<Poly>& args) {
         for (auto& x : negated) x = sub(x, shift);
         std::sort(kept.begin(), kept.end(), by_order);
         std::sort(negated.begin(), negated.end(), by_order);
-        // (compared on the non-constant arguments first: Max(-1, s0) stays, Max(-s0, -s1) is -Min(s0, s1))
+        // (compared on the non-constant arguments first: Max(-1, s0) stays, Max(-s0, -s1) is -Min(s0, s1);
+        // a family its own negation, Min(s0, 5 - s0), is written with Max: 5 - Max(s0, 5 - s0))
         const auto skip = [](std::vector<Poly>& xs) { return xs.begin() + (xs.front().is_constant() ? 1 : 0); };
         const bool flip = std::lexicographical_compare(skip(kept), kept.end(), skip(negated), negated.end(), by_order) ||
                           (std::equal(skip(kept), kept.end(), skip(negated), negated.end(),
                                       [](const Poly& x, const Poly& y) { return cmp_poly(x, y) == 0; }) &&
-                           std::lexicographical_compare(kept.begin(), kept.end(), negated.begin(), negated.end(), by_order));
+                           (std::lexicographical_compare(kept.begin(), kept.end(), negated.begin(), negated.end(), by_order) ||
+                            (!is_max && std::equal(kept.begin(), kept.end(), negated.begin(), negated.end(), same))));
         if (!flip) return add(t, scale(from_atom(make_atom(kind, {}, std::move(kept))), g));
         // Max(A) == -(Min(N) + shift) with N = -A - shift
         const AtomKind other = is_max ? AtomKind::min : AtomKind::max;
@@ -803,8 +851,9 @@ inline Poly extremum(AtomKind kind, const std::vector<Poly>& args) {
     }
 }
 
-/// The most rewrites settle() makes in one sum; beyond, the sum is left as it is.
-inline constexpr int max_settle_rounds = 64;
+/// The most rewrites settle() makes in one sum; beyond, too_large{depth} (a half-settled
+/// sum would print a form that parses back differently).
+inline constexpr int max_settle_rounds = 1024;
 
 /// The sum-level laws of the canonical form, applied until none applies:
 ///  - a multiple of a divisor next to its quotient is the numerator without its
@@ -813,6 +862,16 @@ inline constexpr int max_settle_rounds = 64;
 ///  - c*Max(a, b) + c*Min(a, b) == c*(a + b) (for the common part of two
 ///    coefficients of the same sign).
 inline Poly settle(Poly p) {
+    {  // most sums have nothing to rewrite: no quotient, and at most one Max or Min term
+        bool quotient = false;
+        int extremes = 0;
+        for (const auto& t : p.terms)
+            for (const auto& f : t.mono) {
+                quotient = quotient || f.atom->kind == AtomKind::floordiv;
+                extremes += (f.atom->kind == AtomKind::max || f.atom->kind == AtomKind::min) && t.mono.size() == 1;
+            }
+        if (!quotient && extremes < 2) return p;
+    }
     for (int round = 0; round < max_settle_rounds; ++round) {
         const Atom* quotient = nullptr;  // the first x//d with a reducible cofactor
         std::optional<Poly> taken;       // its q
@@ -917,7 +976,7 @@ inline Poly settle(Poly p) {
         }
         return p;
     }
-    return p;
+    throw too_large{true};
 }
 
 /// Rebuilds p bottom-up through the canonical constructors. `visitor.symbol(atom_ptr)`

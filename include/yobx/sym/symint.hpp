@@ -219,7 +219,11 @@ public:
             throw value_error("integer overflow in " + what() + ": the result does not fit in int64");
         } catch (const detail::sym::zero_division& z) {
             throw value_error((z.modulo ? "modulo by zero in " : "division by zero in ") + what());
-        } catch (const detail::sym::too_large&) {
+        } catch (const detail::sym::too_large& t) {
+            if (t.depth)
+                throw value_error("expression too deep in " + what() + ": rewriting its divisions takes more than " +
+                                  std::to_string(detail::sym::max_rewrite_depth) + " nested steps or " +
+                                  std::to_string(detail::sym::max_settle_rounds) + " rewrites of a sum");
             throw value_error("expression too large in " + what() + ": the expansion exceeds " +
                               std::to_string(detail::sym::max_terms) + " terms");
         }
