@@ -8,6 +8,7 @@
 #include "fuzz/observer_check.hpp"
 #include "fuzz/shape_graph_check.hpp"
 #include "fuzz/stack_trace_check.hpp"
+#include "fuzz/sym_laws_check.hpp"
 
 #include <doctest/doctest.h>
 
@@ -64,6 +65,10 @@ TEST_CASE("shape inference: the graph check reads sym_max's assumption from the 
           "(SymTensor(int64, [Min(1, a)]) vs SymTensor(int64, [0]))");
     // agreeing runs are inside every policy's assumptions
     CHECK_FALSE(fuzzgen::compare_runs(concrete, concrete, hints, yobx::BroadcastPolicy::sym_max, "op 0"));
+}
+
+TEST_CASE("symbolic algebra: generated expressions keep their values, print-parse identically, and every proof holds") {
+    replay(fuzzgen::check_sym_laws, 3000);
 }
 
 TEST_CASE("observer: generated call sequences fail only with yobx errors; export specs survive their JSON") {
