@@ -849,9 +849,9 @@ private:
     std::vector<Cond> facts_;
     std::vector<RuntimeAssert> runtime_asserts_;
     DraftReport report_;
-    std::map<std::string, std::size_t, std::less<>> fresh_counters_;
+    std::map<std::string, std::size_t, std::less<>> fresh_counters_;  // per prefix: u0, u1... and s0, s1...
     static constexpr std::size_t max_depth = 16;  // nested re-simplifications of what the canonical form made
-    mutable std::size_t depth_ = 0;  // per prefix: u0, u1... and s0, s1...
+    mutable std::size_t depth_ = 0;
 };
 
 }  // namespace yobx
