@@ -44,11 +44,34 @@ def lines(name):
     return [l.strip() for l in (HERE / name).read_text().splitlines() if l.strip() and not l.startswith("#")]
 
 
-def sympy_parse(text):
-    # integer symbols: without the assumption SymPy cannot simplify floor or Mod
-    local = {n: sympy.Symbol(n, integer=True) for n in NAME.findall(text) if n not in FUNCTIONS}
-    local.update(Max=sympy.Max, Min=sympy.Min, Mod=sympy.Mod, FloorDiv=lambda a, b: sympy.floor(a / b))
-    return sympy.parsing.sympy_parser.parse_expr(text, local_dict=local)
+def sympy_parse(text, sized=False):
+    """SymPy's expression for text, over integer symbols (without the assumption
+    SymPy cannot simplify floor or Mod); sized: s* positive and u0 nonnegative,
+    the signs of sizes. Built from Python's syntax tree: SymPy's parse_expr
+    fails on `Integer // Expr`."""
+    funcs = {"Max": sympy.Max, "Min": sympy.Min, "Mod": sympy.Mod, "FloorDiv": lambda a, b: sympy.floor(a / b)}
+    ops = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+           ast.FloorDiv: lambda a, b: sympy.floor(a / b), ast.Pow: lambda a, b: a ** b}
+
+    def symbol(name):
+        if not sized:
+            return sympy.Symbol(name, integer=True)
+        sign = {"nonnegative": True} if name.startswith("u") else {"positive": True}
+        return sympy.Symbol(name, integer=True, **sign)
+
+    def build(n):
+        if isinstance(n, ast.BinOp):
+            return ops[type(n.op)](build(n.left), build(n.right))
+        if isinstance(n, ast.UnaryOp):
+            return -build(n.operand) if isinstance(n.op, ast.USub) else build(n.operand)
+        if isinstance(n, ast.Constant):
+            return sympy.Integer(n.value)
+        if isinstance(n, ast.Name):
+            return symbol(n.id)
+        if isinstance(n, ast.Call):
+            return funcs[n.func.id](*[build(a) for a in n.args])
+        raise ValueError(f"unexpected syntax in {text}")
+    return build(ast.parse(text, mode="eval").body)
 
 
 def sympy_equal(a, b):
@@ -116,28 +139,6 @@ def main():
     sys.exit(0 if wrong == 0 and missed == 0 else 1)
 
 
-def sympy_sized(text):
-    """Parsed with s* positive and u0 nonnegative integer symbols (the sizes' signs).
-    Built from Python's syntax tree: SymPy's `Integer // Expr` does not evaluate."""
-    funcs = {"Max": sympy.Max, "Min": sympy.Min, "Mod": sympy.Mod, "FloorDiv": lambda a, b: sympy.floor(a / b)}
-    ops = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
-           ast.FloorDiv: lambda a, b: sympy.floor(a / b), ast.Pow: lambda a, b: a ** b}
-
-    def build(n):
-        if isinstance(n, ast.BinOp):
-            return ops[type(n.op)](build(n.left), build(n.right))
-        if isinstance(n, ast.UnaryOp):
-            return -build(n.operand) if isinstance(n.op, ast.USub) else build(n.operand)
-        if isinstance(n, ast.Constant):
-            return sympy.Integer(n.value)
-        if isinstance(n, ast.Name):
-            return sympy.Symbol(n.id, integer=True, **({"nonnegative": True} if n.id.startswith("u") else {"positive": True}))
-        if isinstance(n, ast.Call):
-            return funcs[n.func.id](*[build(a) for a in n.args])
-        raise ValueError(f"unexpected syntax in {text}")
-    return build(ast.parse(text, mode="eval").body)
-
-
 class Timeout(Exception):
     pass
 
@@ -149,7 +150,7 @@ def sympy_proves(a, b, seconds=10):
     old = signal.signal(signal.SIGALRM, alarm)
     signal.alarm(seconds)
     try:
-        return sympy.simplify(sympy_sized(a) - sympy_sized(b)) == 0
+        return sympy.simplify(sympy_parse(a, True) - sympy_parse(b, True)) == 0
     except (Timeout, ZeroDivisionError, RecursionError):
         return False
     finally:

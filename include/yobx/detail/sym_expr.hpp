@@ -855,6 +855,38 @@ inline Poly extremum(AtomKind kind, const std::vector<Poly>& args) {
 /// sum would print a form that parses back differently).
 inline constexpr int max_settle_rounds = 1024;
 
+/// Whether a term of p with the quotient q (exponent 1) has a coefficient the divisor's
+/// leading coefficient divides and the rest of a monomial its leading monomial divides:
+/// settle's cheap test before it computes q's cofactor.
+inline bool may_take(const Poly& p, const Atom& q) {
+    const Poly& d = q.args[1];
+    const std::int64_t lc = d.is_constant() ? d.constant : d.terms.front().coef;
+    for (const auto& t : p.terms) {
+        if (t.coef % lc != 0) continue;
+        for (const auto& f : t.mono)
+            if (f.exp == 1 && cmp_atom(*f.atom, q) == 0) {
+                const Mono& lead = d.is_constant() ? Mono{} : d.terms.front().mono;
+                const bool divides = std::all_of(lead.begin(), lead.end(), [&](const Factor& g) {  // each factor of it in t
+                    return std::any_of(t.mono.begin(), t.mono.end(),
+                                       [&](const Factor& h) { return h.exp >= g.exp && cmp_atom(*h.atom, *g.atom) == 0; });
+                });
+                if (divides) return true;
+                break;
+            }
+    }
+    return false;
+}
+
+/// Whether p has a factor x//k for the factor Mod(x, k).
+inline bool has_quotient_of(const Poly& p, const Atom& m) {
+    for (const auto& t : p.terms)
+        for (const auto& f : t.mono)
+            if (f.atom->kind == AtomKind::floordiv && cmp_poly(f.atom->args[0], m.args[0]) == 0 &&
+                cmp_poly(f.atom->args[1], m.args[1]) == 0)
+                return true;
+    return false;
+}
+
 /// The sum-level laws of the canonical form, applied until none applies:
 ///  - a multiple of a divisor next to its quotient is the numerator without its
 ///    remainder: q*d*(x//d) == q*(x - Mod(x, d)), for the part q*d of the
@@ -882,7 +914,7 @@ inline Poly settle(Poly p) {
         for (const auto& t : p.terms) {
             for (const auto& f : t.mono) {
                 const Atom* a = f.atom.get();
-                if (a->kind == AtomKind::floordiv && f.exp == 1 && !quotient &&
+                if (a->kind == AtomKind::floordiv && f.exp == 1 && !quotient && may_take(p, *a) &&
                     std::none_of(tried.begin(), tried.end(), [&](const Atom* x) { return cmp_atom(*x, *a) == 0; })) {
                     tried.push_back(a);
                     // the cofactor of a in p
@@ -947,7 +979,7 @@ inline Poly settle(Poly p) {
         for (const auto& t : p.terms) {
             for (std::size_t i = 0; i < t.mono.size(); ++i) {
                 const Atom& m = *t.mono[i].atom;
-                if (m.kind != AtomKind::mod || t.mono[i].exp != 1 || !m.args[1].is_constant()) continue;
+                if (m.kind != AtomKind::mod || t.mono[i].exp != 1 || !m.args[1].is_constant() || !has_quotient_of(p, m)) continue;
                 Mono rest = t.mono;
                 rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(i));
                 const Mono with_quotient = mono_mul(rest, {Factor{make_atom(AtomKind::floordiv, {}, m.args), 1}});
