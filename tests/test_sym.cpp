@@ -57,6 +57,29 @@ TEST_CASE("the laws of the canonical form: division by several terms, the lattic
     CHECK(str(mod(x + mod(x, 2), 2)) == "0");
 }
 
+TEST_CASE("the laws of the canonical form: through remainders, common factors and nested quotients") {
+    const SymInt s3 = SymInt::symbol("s3"), x = SymInt::symbol("x"), u0 = SymInt::symbol("u0");
+    // a remainder by a multiple of the divisor, and a multiple whose cofactor holds quotients
+    CHECK(str(mod(mod(u0, 2 * s0 * s3), s0 * s3)) == "Mod(u0, s0*s3)");
+    CHECK(str(mod(mod(x, 5 * (s2 + 1)), s2 + 1)) == "Mod(x, s2 + 1)");
+    CHECK(str(mod(floordiv(u0, 2) * (s0 * s1 - 1) + s3, s0 * s1 - 1)) == "Mod(s3, s0*s1 - 1)");
+    CHECK(str(floordiv(floordiv(u0, 2) * (s0 * s1 - 1) + s3, s0 * s1 - 1)) == "s3//(s0*s1 - 1) + u0//2");
+    // a common factor: the primitive part of the divisor, a constant one, one hidden by k*(y//k) == y - Mod(y, k)
+    CHECK(str(floordiv((s0 + 1) * x, 3 * s0 + 3)) == "x//3");
+    CHECK(str(mod((s0 + 1) * x, 3 * s0 + 3)) == "s0*Mod(x, 3) + Mod(x, 3)");
+    CHECK(str(floordiv(7 * s0 - 3, 28)) == "(s0 + 3)//4 - 1");
+    CHECK(str(floordiv(2 * s0 + 1, 4)) == "s0//2");
+    CHECK(str(mod(2 * s0 + 1, 4)) == "2*Mod(s0, 2) + 1");
+    CHECK(str(floordiv(2 * floordiv(s3, 2), 8)) == "s3//8");
+    CHECK(str(mod(2 * floordiv(s3, 2), 8)) == "-Mod(s3, 2) + Mod(s3, 8)");
+    // nested quotients, whatever the terms beside the inner one
+    CHECK(str(floordiv(floordiv(s0, 2) + s1, 3)) == "(s0 + 2*s1)//6");
+    CHECK(str(floordiv(floordiv(s0, 2) + s1 * s2 - 1, 3)) == "(s0 + 2*s1*s2 + 4)//6 - 1");
+    CHECK(str(floordiv(floordiv(s0 * u0 + s0, u0 + 1), 8)) == "s0//8");
+    // a product of remainders by a symbol they do not hold: left as it is, not an error
+    CHECK(str(floordiv(mod(SymInt(13), s0) * mod(s3, 3), s3)) == "(Mod(13, s0)*Mod(s3, 3))//s3");
+}
+
 TEST_CASE("a division whose rewriting nests too deep is refused with a value_error naming it") {
     // the bound is reached by nesting; here it is reached by starting at the limit
     yobx::detail::sym::rewrite_depth = yobx::detail::sym::max_rewrite_depth;

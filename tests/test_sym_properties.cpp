@@ -469,3 +469,29 @@ TEST_CASE("law (classes 1 and 4, ShapeEnv): numerators placed by the ranges, wha
     }
     CHECK(checked > 800);
 }
+
+TEST_CASE("law (class 2): through remainders and common factors: Mod(Mod(x, j*d), d), Mod(a*d + r, d), (D*x)//(c*D), 500 random expressions") {
+    Gen g;
+    for (int i = 0; i < 500; ++i) {
+        const Tree x = g.tree(2), j = polynomial(g, 1), d = divisor(g);
+        // a remainder by a multiple of d, inside a remainder by d
+        require_law(g, node(Node::mod, {node(Node::mod, {x, node(Node::mul, {j, d})}), d}), node(Node::mod, {x, d}));
+        // a multiple of d whose cofactor holds quotients and remainders, plus symbols
+        const Tree a = g.tree(2), r = polynomial(g, 1);
+        require_law(g, node(Node::mod, {node(Node::add, {node(Node::mul, {a, d}), r}), d}), node(Node::mod, {r, d}));
+        // a common factor of numerator and divisor
+        const Tree dd = divisor(g), c = leaf_constant(g.pick(2, 8));
+        require_law(g, node(Node::floordiv, {node(Node::mul, {dd, x}), node(Node::mul, {c, dd})}), node(Node::floordiv, {x, c}));
+        require_law(g, node(Node::mod, {node(Node::mul, {dd, x}), node(Node::mul, {c, dd})}), node(Node::mul, {dd, node(Node::mod, {x, c})}));
+    }
+}
+
+TEST_CASE("law (class 4): nested quotients (x//a + c)//k == (x + c*a)//(a*k) for constant a, k >= 1 and polynomials x, c, 500 random expressions") {
+    Gen g;
+    for (int i = 0; i < 500; ++i) {
+        // x without // and Mod: x//a is then one quotient (Mod(s1, 4)//2 is s1//2 - 2*(s1//4), two)
+        const Tree x = polynomial(g, 2), c = polynomial(g, 2), a = leaf_constant(g.pick(2, 8)), k = leaf_constant(g.pick(2, 8));
+        require_law(g, node(Node::floordiv, {node(Node::add, {node(Node::floordiv, {x, a}), c}), k}),
+                    node(Node::floordiv, {node(Node::add, {x, node(Node::mul, {c, a})}), node(Node::mul, {a, k})}));
+    }
+}

@@ -386,23 +386,51 @@ inline bool leading_negative(const Poly& p) {
 inline Poly floordiv(const Poly& a, const Poly& b);
 inline Poly mod(const Poly& a, const Poly& b);
 
+inline std::optional<std::pair<Poly, Poly>> divide(const Poly& a, const Poly& d, bool exact, bool settled = true);
+
+inline bool is_zero(const Poly& p) { return p.is_constant() && p.constant == 0; }
+
+/// p / d when d divides p exactly (integer coefficients), nullopt otherwise or when
+/// the division would overflow (or throws overflow): a constant d divides every coefficient, a divisor of
+/// terms leaves no remainder.
+inline std::optional<Poly> exact_quotient(const Poly& p, const Poly& d) {
+    if (d.is_constant()) {
+        if (d.constant == 0 || p.constant % d.constant != 0) return std::nullopt;
+        for (const auto& t : p.terms)
+            if (t.coef % d.constant != 0) return std::nullopt;
+        if (d.constant == -1) return negate(p);  // throws overflow on INT64_MIN
+        std::vector<Term> out = p.terms;
+        for (auto& t : out) t.coef /= d.constant;
+        return settle(from_sorted(p.constant / d.constant, std::move(out)));
+    }
+    if (equal(p, d)) return constant(1);
+    auto qr = divide(p, d, true);
+    if (!qr || !is_zero(qr->second)) return std::nullopt;
+    return std::move(qr->first);
+}
+
 /// A remainder whose multiple is a multiple of d, inside a numerator divided by d, is
-/// its numerator: c*m*Mod(y, k) == c*m*y - d*(m*j*(y//k)) when c*k == j*d (d and k
-/// constants; else k the same divisor as d, j == c). Returns {a', q} with a == a' - d*q
-/// when a has such a factor, nullopt otherwise.
-inline std::optional<std::pair<Poly, Poly>> drop_mods(const Poly& a, const Poly& d) {
+/// its numerator: c*m*Mod(y, k) == c*m*y - d*(m*j*(y//k)) when c*k == j*d for a
+/// polynomial j (Mod(Mod(x, 2*s0), s0) == Mod(x, s0), Mod(x + Mod(x, 2), 2) == 0).
+/// Returns {a', q} with a == a' - d*q when a has such a factor, nullopt otherwise.
+/// A symbolic k by a constant d only `for_mod` (q dropped): in a quotient, q would
+/// keep k*(y//k), which the sum laws do not take back for a k with quotients.
+inline std::optional<std::pair<Poly, Poly>> drop_mods(const Poly& a, const Poly& d, bool for_mod) {
     for (const auto& t : a.terms)
         for (std::size_t i = 0; i < t.mono.size(); ++i) {
             const Atom& m = *t.mono[i].atom;
             if (m.kind != AtomKind::mod || t.mono[i].exp != 1) continue;
             const Poly& k = m.args[1];
-            std::int64_t j = 0, ck = 0;
-            if (d.is_constant() && k.is_constant() && d.constant != 0 && !__builtin_mul_overflow(t.coef, k.constant, &ck) &&
-                ck % d.constant == 0)
-                j = ck / d.constant;
-            else if (!d.is_constant() && equal(k, d))
-                j = t.coef;
-            if (j == 0) continue;
+            std::optional<Poly> j;
+            try {
+                if (equal(k, d))
+                    j = constant(t.coef);
+                else if (d.is_constant() ? k.is_constant() || for_mod : !k.is_constant())
+                    j = exact_quotient(scale(k, t.coef), d);
+            } catch (const overflow&) {
+                continue;
+            }
+            if (!j || is_zero(*j)) continue;
             Mono rest = t.mono;
             rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(i));
             const Poly mp = rest.empty() ? constant(1) : from_sorted(0, {Term{1, std::move(rest)}});
@@ -410,9 +438,68 @@ inline std::optional<std::pair<Poly, Poly>> drop_mods(const Poly& a, const Poly&
             // a' = a - c*m*Mod(y, k) + c*m*y, q = m*j*(y//k)
             Poly next = sub(a, from_sorted(0, {Term{t.coef, t.mono}}));
             next = add(next, scale(mul(mp, y), t.coef));
-            return std::pair{std::move(next), scale(mul(mp, floordiv(y, k)), j)};
+            return std::pair{std::move(next), mul(mul(mp, *j), floordiv(y, k))};
         }
     return std::nullopt;
+}
+
+/// x//k1 if p is 1*(x//k1) + c, with no quotient in c's terms; else null.
+inline const Atom* lone_quotient(const Poly& p) {
+    const Atom* found = nullptr;
+    for (const auto& t : p.terms)
+        for (const auto& f : t.mono) {
+            if (f.atom->kind != AtomKind::floordiv) continue;
+            if (found || t.coef != 1 || t.mono.size() != 1 || f.exp != 1) return nullptr;
+            found = f.atom.get();
+        }
+    return found;
+}
+
+/// How deep divisions by divisors of several terms may nest while they rewrite (per thread).
+inline constexpr int max_rewrite_depth = 256;
+inline thread_local int rewrite_depth = 0;
+struct Deeper {
+    Deeper() {
+        if (rewrite_depth >= max_rewrite_depth) throw too_large{true};
+        ++rewrite_depth;
+    }
+    ~Deeper() { --rewrite_depth; }
+    Deeper(const Deeper&) = delete;
+    Deeper& operator=(const Deeper&) = delete;
+};
+
+/// The remainder Mod(x, b) of a term -Mod(x, b) of p, b > 1 a constant dividing k, when
+/// p + Mod(x, b) - x has every coefficient a multiple of b: p is then b*(x//b + m) for a
+/// polynomial m, and p + Mod(x, b) is x + b*m (p//k == (p + Mod(x, b))//k). Else null.
+inline const Atom* floored_multiple(const Poly& p, std::int64_t k) {
+    for (const auto& t : p.terms) {
+        if (t.coef != -1 || t.mono.size() != 1 || t.mono.front().exp != 1) continue;
+        const Atom& m = *t.mono.front().atom;
+        if (m.kind != AtomKind::mod || !m.args[1].is_constant()) continue;
+        const std::int64_t b = m.args[1].constant;
+        if (b <= 1 || k % b != 0) continue;
+        try {
+            const Poly rest = add_raw(add_raw(p, from_sorted(0, {Term{1, t.mono}})), scale_raw(m.args[0], -1));
+            if (content(rest) % b == 0) return &m;
+        } catch (const overflow&) {
+        }
+    }
+    return nullptr;
+}
+
+/// {c//g, the terms of p divided by g} for g dividing every coefficient of a term of p
+/// (not necessarily its constant c): floor((g*y + c)/(g*m)) == floor((y + c//g)/m).
+inline Poly divide_terms_floor(const Poly& p, std::int64_t g) {
+    std::vector<Term> out = p.terms;
+    for (auto& t : out) t.coef /= g;
+    return settle(from_sorted(floordiv(p.constant, g), std::move(out)));
+}
+
+/// The gcd of the coefficients of p's terms (p's constant left out).
+inline std::int64_t terms_content(const Poly& p) {
+    std::int64_t g = 0;
+    for (const auto& t : p.terms) g = gcd(g, t.coef);
+    return g;
 }
 
 inline Poly floordiv_by_constant(const Poly& a, std::int64_t k) {
@@ -420,7 +507,11 @@ inline Poly floordiv_by_constant(const Poly& a, std::int64_t k) {
     if (a.is_constant()) return constant(floordiv(a.constant, k));
     if (k < 0) return floordiv_by_constant(negate(a), neg(k));
     if (k == 1) return a;
-    if (auto r = drop_mods(a, constant(k))) return sub(floordiv_by_constant(r->first, k), r->second);
+    if (const Atom* m = floored_multiple(a, k)) {  // b*(x//b + m) // (b*j) == (x + b*m) // (b*j)
+        const Deeper deeper;
+        return floordiv_by_constant(add(a, from_atom(make_atom(AtomKind::mod, {}, m->args))), k);
+    }
+    if (auto r = drop_mods(a, constant(k), false)) return sub(floordiv_by_constant(r->first, k), r->second);
     // (k*q + r)//k == q + r//k for integer q: pull out the multiples of k.
     std::vector<Term> q, r;
     for (const auto& t : a.terms) {
@@ -433,14 +524,15 @@ inline Poly floordiv_by_constant(const Poly& a, std::int64_t k) {
     Poly raw = from_sorted(pymod(a.constant, k), std::move(r));
     Poly rest = settle(raw);
     if (!equal(rest, raw)) return add(quotient, floordiv_by_constant(rest, k));  // the sum laws changed it: again
-    // floor(g*x / (g*m)) == floor(x / m)
-    if (const std::int64_t g = gcd(content(rest), k); g > 1) return add(quotient, floordiv_by_constant(divide_exact(rest, g), k / g));
-    // floor((x//k1 + c) / k) == (x + c*k1) // (k1*k)
-    std::int64_t coef = 0;
-    // (also for a symbolic k1: floor(floor(y)/k) == floor(y/k) for a real y and k >= 1)
-    if (const Atom* inner = term_atom(rest, coef); inner && coef == 1 && inner->kind == AtomKind::floordiv) {
+    // floor((g*x + c) / (g*m)) == floor((x + c//g) / m), g dividing the coefficients of x
+    if (const std::int64_t g = gcd(terms_content(rest), k); g > 1) return add(quotient, floordiv_by_constant(divide_terms_floor(rest, g), k / g));
+    // floor((x//k1 + c) / k) == (x + c*k1) // (k1*k) for any integer c (P + x//k1 == (P*k1 + x)//k1,
+    // and floor(floor(y)/k) == floor(y/k) for a real y and k >= 1); c: the terms without a quotient
+    if (const Atom* inner = lone_quotient(rest)) {
+        const Deeper deeper;  // x is smaller than rest, but c*k1 may make quotients again
         const Poly& k1 = inner->args[1];
-        return add(quotient, floordiv(add(inner->args[0], scale(k1, rest.constant)), scale(k1, k)));
+        const Poly c = sub(rest, from_atom(make_atom(AtomKind::floordiv, {}, inner->args)));
+        return add(quotient, floordiv(add(inner->args[0], mul(c, k1)), mul(k1, constant(k))));
     }
     return add(quotient, from_atom(make_atom(AtomKind::floordiv, {}, {std::move(rest), constant(k)})));
 }
@@ -503,9 +595,10 @@ inline constexpr std::size_t max_division_steps = 256;
 /// floor(c/lc)*m (`exact`: only when lc divides c), highest term first. Then no
 /// term of r is reducible, which makes r unique. nullopt when nothing is taken
 /// out, or when the work would exceed max_division_steps, max_terms or int64.
+/// `settled`: q and r through the sum laws (else as the division leaves them).
 inline bool plain_divisor(const Poly& d);
 
-inline std::optional<std::pair<Poly, Poly>> divide(const Poly& a, const Poly& d, bool exact) {
+inline std::optional<std::pair<Poly, Poly>> divide(const Poly& a, const Poly& d, bool exact, bool settled) {
     if (!plain_divisor(d)) return std::nullopt;
     const Term& lead = d.terms.front();
     const std::int64_t lc = lead.coef;
@@ -534,7 +627,9 @@ inline std::optional<std::pair<Poly, Poly>> divide(const Poly& a, const Poly& d,
                 q.push_back(std::move(*step));
         }
         if (steps == 0) return std::nullopt;
-        return std::pair{settle(normalized(qc, std::move(q))), settle(std::move(r))};
+        Poly quotient = normalized(qc, std::move(q));
+        if (!settled) return std::pair{std::move(quotient), std::move(r)};
+        return std::pair{settle(std::move(quotient)), settle(std::move(r))};
     } catch (const overflow&) {
         return std::nullopt;
     } catch (const too_large& t) {
@@ -542,21 +637,6 @@ inline std::optional<std::pair<Poly, Poly>> divide(const Poly& a, const Poly& d,
         return std::nullopt;
     }
 }
-
-inline bool is_zero(const Poly& p) { return p.is_constant() && p.constant == 0; }
-
-/// How deep divisions by divisors of several terms may nest while they rewrite (per thread).
-inline constexpr int max_rewrite_depth = 256;
-inline thread_local int rewrite_depth = 0;
-struct Deeper {
-    Deeper() {
-        if (rewrite_depth >= max_rewrite_depth) throw too_large{true};
-        ++rewrite_depth;
-    }
-    ~Deeper() { --rewrite_depth; }
-    Deeper(const Deeper&) = delete;
-    Deeper& operator=(const Deeper&) = delete;
-};
 
 /// Whether every factor of d is a symbol: the divisors divide() takes (the sum laws
 /// could write a remainder by a divisor with quotients back into a reducible one).
@@ -567,28 +647,47 @@ inline bool plain_divisor(const Poly& d) {
     return true;
 }
 
-/// num/d when d divides num exactly once each Mod(y, k) of num is written y - k*(y//k):
-/// the sum laws turn (s0 + s0//s2)*(s2 - 1) into s0*s2 - Mod(s0, s2) - s0//s2, where d no
-/// longer divides term by term; nullopt otherwise. (Only an exact division is taken: a
-/// remainder would be written back by the sum laws, and the division could cycle.)
-inline std::optional<Poly> divides_through_mods(const Poly& num, const Poly& d) {
-    bool any = false;
-    Poly expanded = constant(num.constant);
-    try {
-        for (const auto& t : num.terms) {
-            Poly term = constant(t.coef);
-            for (const auto& f : t.mono) {
-                Poly x = from_sorted(0, {Term{1, {Factor{f.atom, 1}}}});
-                if (f.atom->kind == AtomKind::mod) {
-                    const Poly& y = f.atom->args[0];
-                    const Poly& k = f.atom->args[1];
-                    x = add_raw(y, scale_raw(mul_raw(k, from_atom(make_atom(AtomKind::floordiv, {}, f.atom->args))), -1));
-                    any = true;
-                }
-                for (std::int64_t e = 0; e < f.exp; ++e) term = mul_raw(term, x);
+/// num == q*d + r once each Mod(y, k) of num is written y - k*(y//k) (expand_mods): the sum laws
+/// turn (s0 + s0//s2)*(s2 - 1) into s0*s2 - Mod(s0, s2) - s0//s2, where d no longer
+/// divides term by term. nullopt when nothing is taken out, or when r holds a
+/// quotient or remainder that num does not (one the expansion made). The sum laws
+/// may write r's quotients back as remainders, so a quotient or remainder of r by d
+/// must not take this way again with a remainder (it could cycle): it is taken with
+/// a remainder only outside such a rewrite (dividing_through_mods).
+inline thread_local bool dividing_through_mods = false;
+
+struct ThroughMods {
+    ThroughMods() { dividing_through_mods = true; }
+    ~ThroughMods() { dividing_through_mods = false; }
+    ThroughMods(const ThroughMods&) = delete;
+    ThroughMods& operator=(const ThroughMods&) = delete;
+};
+
+/// p with each Mod(y, k) factor written y - k*(y//k), y's own Mod factors too (raw; any:
+/// whether there was one).
+inline Poly expand_mods(const Poly& p, bool& any) {
+    Poly expanded = constant(p.constant);
+    for (const auto& t : p.terms) {
+        Poly term = constant(t.coef);
+        for (const auto& f : t.mono) {
+            Poly x = from_sorted(0, {Term{1, {Factor{f.atom, 1}}}});
+            if (f.atom->kind == AtomKind::mod) {
+                const Poly& k = f.atom->args[1];
+                x = add_raw(expand_mods(f.atom->args[0], any), scale_raw(mul_raw(k, from_atom(make_atom(AtomKind::floordiv, {}, f.atom->args))), -1));
+                any = true;
             }
-            expanded = add_raw(expanded, term);
+            for (std::int64_t e = 0; e < f.exp; ++e) term = mul_raw(term, x);
         }
+        expanded = add_raw(expanded, term);
+    }
+    return expanded;
+}
+
+inline std::optional<std::pair<Poly, Poly>> divides_through_mods(const Poly& num, const Poly& d) {
+    bool any = false;
+    Poly expanded;
+    try {
+        expanded = expand_mods(num, any);
     } catch (const overflow&) {
         return std::nullopt;
     } catch (const too_large& t) {
@@ -597,8 +696,65 @@ inline std::optional<Poly> divides_through_mods(const Poly& num, const Poly& d) 
     }
     if (!any) return std::nullopt;
     auto qr = divide(expanded, d, false);
-    if (!qr || !is_zero(qr->second)) return std::nullopt;
-    return qr->first;
+    if (!qr) return std::nullopt;
+    if (!is_zero(qr->second)) {
+        if (dividing_through_mods) return std::nullopt;
+        // a remainder keeps no quotient or remainder the expansion made (the division
+        // only moved them around): every atom of it a symbol or an atom of num
+        for (const auto& t : qr->second.terms)
+            for (const auto& f : t.mono)
+                if (f.atom->kind != AtomKind::symbol && std::none_of(num.terms.begin(), num.terms.end(), [&](const Term& u) {
+                        return std::any_of(u.mono.begin(), u.mono.end(), [&](const Factor& g) { return cmp_atom(*g.atom, *f.atom) == 0; });
+                    }))
+                    return std::nullopt;
+    }
+    return qr;
+}
+
+struct Cancelled {
+    Poly num, den;
+    Mono m;
+};
+
+/// {num/m, d/m, m} for the greatest monomial m dividing d and num once num's Mod factors are
+/// expanded (expand_mods): s0*Mod(-3*s3, s0) + 3*s0*s3 is -s0**2*((-3*s3)//s0), which s0 divides;
+/// nullopt when there is no such m or num has no Mod factor.
+inline std::optional<Cancelled> common_monomial_through_mods(const Poly& num, const Poly& d) {
+    try {
+        bool any = false;
+        const Poly expanded = expand_mods(num, any);
+        if (!any) return std::nullopt;
+        const Mono m = common_monomial(expanded, d);
+        if (m.empty()) return std::nullopt;
+        return Cancelled{divide_monomial(expanded, m), divide_monomial(d, m), m};
+    } catch (const overflow&) {
+        return std::nullopt;
+    } catch (const too_large& t) {
+        if (t.depth) throw;
+        return std::nullopt;
+    }
+}
+
+/// num / D for the primitive part D == d/c of d (several terms, content c > 1), when D
+/// divides num exactly, also once num's Mod factors are expanded (expand_mods: the sum
+/// laws write (s0 + s1)*(x//s1) as s0*(x//s1) + x - Mod(x, s1)); nullopt otherwise
+/// (c == 1 is an exact division by d itself).
+inline std::optional<Poly> primitive_part_divides(const Poly& num, const Poly& d) {
+    const std::int64_t c = content(d);
+    if (c <= 1 || d.terms.size() + (d.constant != 0) < 2) return std::nullopt;
+    try {
+        const Poly D = divide_exact(d, c);
+        if (auto q = exact_quotient(num, D)) return q;
+        bool any = false;
+        const Poly expanded = expand_mods(num, any);
+        if (!any) return std::nullopt;
+        return exact_quotient(expanded, D);
+    } catch (const overflow&) {
+        return std::nullopt;
+    } catch (const too_large& t) {
+        if (t.depth) throw;
+        return std::nullopt;
+    }
 }
 
 inline Poly floordiv(const Poly& a, const Poly& b) {
@@ -613,10 +769,19 @@ inline Poly floordiv(const Poly& a, const Poly& b) {
         num = negate(num);
         den = negate(den);
     }
-    if (auto r = drop_mods(num, den)) return sub(floordiv(r->first, den), r->second);
-    // floor((q*d + r)/d) == q + floor(r/d) for a polynomial q
-    if (auto qr = divide(num, den, false)) return add(qr->first, floordiv(qr->second, den));
-    if (auto q = divides_through_mods(num, den)) return *q;
+    // floor(D*x / (c*D)) == floor(x/c) for the primitive part D of a divisor of several terms
+    if (auto x = primitive_part_divides(num, den)) return floordiv_by_constant(*x, content(den));
+    // floor((q*d + r)/d) == q + floor(r/d) for a polynomial q (an exact quotient first)
+    auto qr = divide(num, den, false);
+    if (qr && is_zero(qr->second)) return qr->first;
+    if (auto r = drop_mods(num, den, false)) return sub(floordiv(r->first, den), r->second);
+    if (qr) return add(qr->first, floordiv(qr->second, den));
+    if (auto through = divides_through_mods(num, den)) {
+        if (is_zero(through->second)) return through->first;
+        const ThroughMods once;
+        return add(through->first, floordiv(through->second, den));
+    }
+    if (auto c = common_monomial_through_mods(num, den)) return floordiv(c->num, c->den);
     return from_atom(make_atom(AtomKind::floordiv, {}, {std::move(num), std::move(den)}));
 }
 
@@ -627,7 +792,12 @@ inline Poly mod_by_constant(const Poly& a, std::int64_t k) {
     if (a.is_constant()) return constant(pymod(a.constant, k));
     if (k < 0) return negate(mod_by_constant(negate(a), neg(k)));  // a % -k == -((-a) % k)
     if (k == 1) return constant(0);
-    if (auto r = drop_mods(a, constant(k))) return mod_by_constant(r->first, k);
+    if (const Atom* m = floored_multiple(a, k)) {  // Mod(p, k) == Mod(p + Mod(x, b), k) - Mod(x, b), as for p//k
+        const Deeper deeper;
+        const Poly mp = from_atom(make_atom(AtomKind::mod, {}, m->args));
+        return sub(mod_by_constant(add(a, mp), k), mp);
+    }
+    if (auto r = drop_mods(a, constant(k), true)) return mod_by_constant(r->first, k);
     std::vector<Term> r;
     for (const auto& t : a.terms)
         if (const std::int64_t rv = pymod(t.coef, k); rv != 0) r.push_back(Term{rv, t.mono});
@@ -635,16 +805,16 @@ inline Poly mod_by_constant(const Poly& a, std::int64_t k) {
     Poly raw = from_sorted(pymod(a.constant, k), std::move(r));
     Poly rest = settle(raw);
     if (!equal(rest, raw)) return mod_by_constant(rest, k);  // the sum laws changed it: again
-    // Mod(g*x, g*m) == g*Mod(x, m)
-    if (const std::int64_t g = gcd(content(rest), k); g > 1) return scale(mod_by_constant(divide_exact(rest, g), k / g), g);
+    // Mod(g*x + c, g*m) == g*Mod(x + c//g, m) + Mod(c, g), g dividing the coefficients of x
+    if (const std::int64_t g = gcd(terms_content(rest), k); g > 1)
+        return add(scale(mod_by_constant(divide_terms_floor(rest, g), k / g), g), constant(pymod(rest.constant, g)));
     if (const Atom* inner = single_atom(rest);
         inner && inner->kind == AtomKind::mod && inner->args[1].is_constant() && inner->args[1].constant > 0 &&
         k % inner->args[1].constant == 0)
         return rest;  // Mod(Mod(x, 3), 6) == Mod(x, 3)
-    // Mod(x//a + c, k) == x//a + c - k*((x + c*a)//(a*k)): a remainder of a quotient is a difference of quotients
-    std::int64_t coef = 0;
-    if (const Atom* inner = term_atom(rest, coef); inner && coef == 1 && inner->kind == AtomKind::floordiv)
-        return sub(rest, scale(floordiv_by_constant(rest, k), k));
+    // Mod(x//a + c, k) == x//a + c - k*((x + c*a)//(a*k)): a remainder of a quotient is a difference of
+    // quotients (c as in floordiv_by_constant, so that k*(y//k) + Mod(y, k) stays y)
+    if (lone_quotient(rest)) return sub(rest, scale(floordiv_by_constant(rest, k), k));
     return from_atom(make_atom(AtomKind::mod, {}, {std::move(rest), constant(k)}));
 }
 
@@ -659,10 +829,20 @@ inline Poly mod(const Poly& a, const Poly& b) {
         return mul(from_sorted(0, {Term{g, m}}), mod(divide_monomial(num, m), divide_monomial(den, m)));
     if (leading_negative(den))  // Mod(a, -b) == -Mod(-a, b)
         return negate(scale(mod(negate(num), negate(den)), g));
-    if (auto r = drop_mods(num, den)) return scale(mod(r->first, den), g);
-    // Mod(q*d + r, d) == Mod(r, d) for a polynomial q
-    if (auto qr = divide(num, den, false)) return scale(mod(qr->second, den), g);
-    if (divides_through_mods(num, den)) return constant(0);
+    // Mod(D*x, c*D) == D*Mod(x, c) for the primitive part D of a divisor of several terms
+    if (auto x = primitive_part_divides(num, den)) return scale(mul(divide_exact(den, content(den)), mod_by_constant(*x, content(den))), g);
+    // Mod(q*d + r, d) == Mod(r, d) for a polynomial q (an exact quotient first)
+    auto qr = divide(num, den, false);
+    if (qr && is_zero(qr->second)) return constant(0);
+    if (auto r = drop_mods(num, den, true)) return scale(mod(r->first, den), g);
+    if (qr) return scale(mod(qr->second, den), g);
+    if (auto through = divides_through_mods(num, den)) {
+        if (is_zero(through->second)) return constant(0);
+        const ThroughMods once;
+        return scale(mod(through->second, den), g);
+    }
+    if (auto c = common_monomial_through_mods(num, den))  // Mod(m*x, m*y) == m*Mod(x, y)
+        return mul(from_sorted(0, {Term{g, c->m}}), mod(c->num, c->den));
     return scale(from_atom(make_atom(AtomKind::mod, {}, {std::move(num), std::move(den)})), g);
 }
 
@@ -942,7 +1122,7 @@ inline Poly settle(Poly p) {
                             if (u.coef % d.constant == 0) q.push_back(Term{u.coef / d.constant, u.mono});
                         Poly qp = normalized(cc % d.constant == 0 ? cc / d.constant : 0, std::move(q));
                         if (!is_zero(qp)) taken = std::move(qp);
-                    } else if (auto qr = divide(normalized(cc, std::move(cof)), d, true)) {
+                    } else if (auto qr = divide(normalized(cc, std::move(cof)), d, true, false)) {  // raw: q*d*(x//d) leaves p exactly
                         taken = std::move(qr->first);
                     }
                     if (taken) quotient = a;
