@@ -165,6 +165,12 @@ TEST_CASE("the ShapeEnv reduces Mod and // whenever the ranges place the quotien
     CHECK(env.simplify(floordiv(floordiv(a * a, 3), a)).to_string() == "a//3");
     CHECK(env.statically_known_true(floordiv(floordiv(a * a, 3), a) == floordiv(a, 3)));
     CHECK(env.simplify(sym_min(a, sym_max(3, a))).to_string() == "a");
+    // a symbol in several terms is bounded at its lower end: a*a + 1 > a, a*b + 1 > a
+    CHECK(env.simplify(floordiv(a, a * a + 1)).to_string() == "0");
+    CHECK(env.simplify(mod(a, a * b + 1)).to_string() == "a");
+    CHECK(env.bound(a * a - a + 1).to_string() == "[3, oo]");
+    // (x//b + c)//b == (x + c*b)//(b*b) for a size b, c any terms without a quotient: here a*b**2 + a
+    CHECK(env.simplify(floordiv(floordiv(a, b) + a * b, b)).to_string() == "a + a//(b**2)");
 }
 
 TEST_CASE("a divisibility check that leaves no multiple in the range throws") {

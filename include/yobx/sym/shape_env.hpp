@@ -453,16 +453,15 @@ private:
                     if (kind == AtomKind::floordiv) return ds::scale(ds::constant(*q), k);
                     return ds::scale(ds::sub(num, ds::scale(den, *q)), k);
                 }
-                // (x//a + c)//b == (x + c*a)//(a*b) for b >= 1 (b == 0 is outside the domain)
-                std::int64_t c1 = 0;
-                const detail::sym::Atom* in = ds::term_atom(num, c1);
-                if (kind == AtomKind::floordiv && in && c1 == 1 && in->kind == AtomKind::floordiv && bound_of(den).lower >= 0)
-                    return ds::scale(simplified(ds::floordiv(ds::add(in->args[0], ds::scale(in->args[1], num.constant)),
-                                                             ds::mul(in->args[1], den))),
-                                     k);
+                // (x//a + c)//b == (x + c*a)//(a*b) for b >= 1 (b == 0 is outside the domain), c any
+                // terms without a quotient
+                const detail::sym::Atom* in = ds::lone_quotient(num);
+                if (kind == AtomKind::floordiv && in && bound_of(den).lower >= 0) {
+                    const Poly c = ds::sub(num, ds::from_atom(ds::make_atom(AtomKind::floordiv, {}, in->args)));
+                    return ds::scale(simplified(ds::floordiv(ds::add(in->args[0], ds::mul(c, in->args[1])), ds::mul(in->args[1], den))), k);
+                }
                 // Mod(x//a + c, b) == x//a + c - b*((x//a + c)//b) for b >= 0, whose quotient the rule above simplifies
-                if (kind == AtomKind::mod && in && c1 == 1 && in->kind == AtomKind::floordiv && !den.is_constant() &&
-                    bound_of(den).lower >= 0)
+                if (kind == AtomKind::mod && in && !den.is_constant() && bound_of(den).lower >= 0)
                     return ds::scale(ds::sub(num, ds::mul(den, simplify_atom(AtomKind::floordiv, {num, den}))), k);
                 if (kind == AtomKind::mod && den.is_constant()) {
                     // terms known to be multiples of the divisor vanish: Mod(3*s0 + 2, 4) is 2 when 8 divides s0
@@ -590,12 +589,83 @@ private:
 
     ValueRange bound_of(const Poly& p) const {
         ValueRange acc = ValueRange::exactly(p.constant);
-        for (const auto& t : p.terms) {
+        bool repeats = false;  // an atom in two terms, or with a power: the term-by-term bound is loose
+        for (std::size_t i = 0; i < p.terms.size(); ++i) {
+            const auto& t = p.terms[i];
             ValueRange r = ValueRange::exactly(t.coef);
-            for (const auto& f : t.mono) r = range_mul(r, range_pow(bound_atom(*f.atom), f.exp));
+            for (const auto& f : t.mono) {
+                r = range_mul(r, range_pow(bound_atom(*f.atom), f.exp));
+                repeats = repeats || f.exp > 1 || std::any_of(p.terms.begin() + static_cast<std::ptrdiff_t>(i) + 1, p.terms.end(), [&](const auto& u) {
+                              return std::any_of(u.mono.begin(), u.mono.end(), [&](const auto& g) { return g.atom == f.atom || detail::sym::cmp_atom(*g.atom, *f.atom) == 0; });
+                          });
+            }
             acc = range_add(acc, r);
         }
+        if (repeats && (acc.lower == ValueRange::neg_inf || acc.upper == ValueRange::inf)) {
+            const ValueRange s = shifted_bound(p);
+            acc = {std::max(acc.lower, s.lower), std::min(acc.upper, s.upper)};
+        }
         return acc;
+    }
+
+    /// The most terms shifted_bound() expands a polynomial into.
+    static constexpr std::size_t max_shifted_terms = 64;
+
+    /// p's range with each atom x written lo + y (or hi - y) for its bound [lo, hi] and
+    /// y >= 0, expanded: the term-by-term bound of the result is tight at the corner,
+    /// where the one of p is not (s*s - s + 1 is 3 + 3*t + t*t for s == 2 + t >= 2:
+    /// at least 3, where s*s and -s alone bound nothing). Unknown when the expansion
+    /// overflows or exceeds max_shifted_terms.
+    ValueRange shifted_bound(const Poly& p) const {
+        namespace ds = detail::sym;
+        std::vector<std::pair<const ds::Atom*, ds::Poly>> subst;  // atom -> its shifted form
+        std::vector<std::pair<const ds::Atom*, ValueRange>> fresh;  // fresh atom -> range of y
+        try {
+            ds::Poly out = ds::constant(p.constant);
+            for (const auto& t : p.terms) {
+                ds::Poly term = ds::constant(t.coef);
+                for (const auto& f : t.mono) {
+                    auto it = std::find_if(subst.begin(), subst.end(), [&](const auto& e) { return ds::cmp_atom(*e.first, *f.atom) == 0; });
+                    if (it == subst.end()) {
+                        const ValueRange r = bound_atom(*f.atom);
+                        ds::Poly x = ds::from_sorted(0, {ds::Term{1, {ds::Factor{f.atom, 1}}}});
+                        if (r.lower != ValueRange::neg_inf || r.upper != ValueRange::inf) {
+                            const bool low = r.lower != ValueRange::neg_inf;
+                            const ds::AtomPtr y = ds::make_atom(AtomKind::symbol, "#" + std::to_string(fresh.size()), {});
+                            const std::int64_t width = low ? (r.upper == ValueRange::inf ? ValueRange::inf : ds::sub(r.upper, r.lower))
+                                                           : ValueRange::inf;
+                            fresh.emplace_back(y.get(), ValueRange{0, width});
+                            const ds::Poly yp = ds::from_atom(y);
+                            x = low ? ds::add_raw(ds::constant(r.lower), yp) : ds::add_raw(ds::constant(r.upper), ds::scale_raw(yp, -1));
+                        } else {
+                            fresh.emplace_back(f.atom.get(), r);
+                        }
+                        subst.emplace_back(f.atom.get(), std::move(x));
+                        it = subst.end() - 1;
+                    }
+                    for (std::int64_t e = 0; e < f.exp; ++e) {
+                        term = ds::mul_raw(term, it->second);
+                        if (term.terms.size() > max_shifted_terms) return ValueRange::unknown();
+                    }
+                }
+                out = ds::add_raw(out, term);
+                if (out.terms.size() > max_shifted_terms) return ValueRange::unknown();
+            }
+            ValueRange acc = ValueRange::exactly(out.constant);
+            for (const auto& t : out.terms) {
+                ValueRange r = ValueRange::exactly(t.coef);
+                for (const auto& f : t.mono) {
+                    const auto it = std::find_if(fresh.begin(), fresh.end(), [&](const auto& e) { return e.first == f.atom.get(); });
+                    r = range_mul(r, range_pow(it->second, f.exp));
+                }
+                acc = range_add(acc, r);
+            }
+            return acc;
+        } catch (const ds::overflow&) {
+            return ValueRange::unknown();
+        } catch (const ds::too_large&) {
+            return ValueRange::unknown();
+        }
     }
 
     ValueRange bound_atom(const detail::sym::Atom& a) const {
