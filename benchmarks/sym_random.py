@@ -6,11 +6,12 @@ unbacked size u0 (>= 0), and pairs of five kinds:
   neg_num       class 1: a numerator below the divisor, with a negative constant
                 (Mod(s1 - 1, s1) is s1 - 1, (q*s1 - 1)//s1 is q - 1);
   multi_div     class 2: a divisor of more than one term ((A*D)//D is A,
-                Mod(A*D + R, D) is Mod(R, D));
+                Mod(A*D + R, D) is Mod(R, D), Mod(Mod(R, j*D), D) is
+                Mod(R, D), (D*R)//(k*D) is R//k);
   lattice       class 3: Max/Min laws (absorption, common summand, positive
                 common factor, -Max(-a, -b) == Min(a, b), Min + Max == a + b);
   div_identity  class 4: k*(x//k) + Mod(x, k) == x and its forms,
-                ((s**2)//c)//s == s//c;
+                ((s**2)//c)//s == s//c, (p//a + c)//k == (p + c*a)//(a*k);
   perturbed     one side of a pair of the classes above changed (mostly unequal);
   unrelated     two random expressions.
 
@@ -81,6 +82,12 @@ class Gen:
             parts.append(self.expr(1))
         return " + ".join(f"({p})" for p in parts)
 
+    def plain(self):
+        """A polynomial of sizes without // and Mod."""
+        return " + ".join(
+            f"({self.pick([self.sym(), f'{self.rng.randint(-4, 4)}*{self.sym()}', f'{self.sym()}*{self.sym()}', str(self.const())])})"
+            for _ in range(self.rng.randint(1, 3)))
+
     # ---------------------------------------------------------------- classes
 
     def neg_num(self):
@@ -105,12 +112,15 @@ class Gen:
     def multi_div(self):
         d, a, r = self.multi(), self.poly(), self.expr(2)
         k = self.rng.randint(2, 16)
+        j = self.pick([str(self.rng.randint(2, 5)), self.pick(BACKED)])
         return self.pick([
             (f"(({a})*({d}))//({d})", a),
             (f"({k}*({d}))//({d})", str(k)),
             (f"Mod(({a})*({d}) + ({r}), {d})", f"Mod({r}, {d})"),
             (f"Mod({k}*({d}), {d})", "0"),
             (f"(({a})*({d}) + ({r}))//({d})", f"({a}) + ({r})//({d})"),
+            (f"Mod(Mod({r}, {j}*({d})), {d})", f"Mod({r}, {d})"),
+            (f"(({d})*({r}))//({k}*({d}))", f"({r})//{k}"),
         ])
 
     def lattice(self):
@@ -135,6 +145,7 @@ class Gen:
         k = self.pick([str(self.rng.randint(2, 8)), self.pick(BACKED), self.multi()])
         s = self.pick(BACKED)
         c = self.rng.randint(2, 8)
+        p, q, a = self.plain(), self.plain(), self.rng.randint(2, 8)
         return self.pick([
             (f"({k})*(({x})//({k})) + Mod({x}, {k})", x),
             (f"Mod({x}, {k}) + ({k})*(({x})//({k}))", x),
@@ -142,6 +153,7 @@ class Gen:
             (f"({x}) - ({k})*(({x})//({k}))", f"Mod({x}, {k})"),
             (f"(({s}**2)//{c})//{s}", f"{s}//{c}"),
             (f"((({x})*{s})//{c})//{s}", f"({x})//{c}"),
+            (f"(({p})//{a} + {q})//{c}", f"({p} + ({q})*{a})//{a * c}"),
         ])
 
     def context(self, pair):
