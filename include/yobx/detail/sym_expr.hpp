@@ -364,12 +364,15 @@ inline Poly power(const Poly& a, std::int64_t e) {
     return r;
 }
 
-/// gcd of all coefficients and the constant (0 for the zero polynomial).
-inline std::int64_t content(const Poly& p) {
-    std::int64_t g = p.constant;
+/// The gcd of the coefficients of p's terms (p's constant left out).
+inline std::int64_t terms_content(const Poly& p) {
+    std::int64_t g = 0;
     for (const auto& t : p.terms) g = gcd(g, t.coef);
-    return gcd(g, 0);
+    return g;
 }
+
+/// gcd of all coefficients and the constant (0 for the zero polynomial).
+inline std::int64_t content(const Poly& p) { return gcd(terms_content(p), p.constant); }
 
 /// Divides every coefficient by g (which divides them all).
 inline Poly divide_exact(const Poly& p, std::int64_t g) {
@@ -495,11 +498,12 @@ inline Poly divide_terms_floor(const Poly& p, std::int64_t g) {
     return settle(from_sorted(floordiv(p.constant, g), std::move(out)));
 }
 
-/// The gcd of the coefficients of p's terms (p's constant left out).
-inline std::int64_t terms_content(const Poly& p) {
-    std::int64_t g = 0;
-    for (const auto& t : p.terms) g = gcd(g, t.coef);
-    return g;
+/// x + c*a for p == x//a + c, inner the quotient x//a (lone_quotient(p)): the numerator
+/// of (x//a + c)//k == (x + c*a)//(a*k) (P + x//a == (P*a + x)//a for an integer P, and
+/// floor(floor(y)/k) == floor(y/k) for a real y and k >= 1).
+inline Poly unnested(const Poly& p, const Atom& inner) {
+    const Poly c = sub(p, from_atom(make_atom(AtomKind::floordiv, {}, inner.args)));
+    return add(inner.args[0], mul(c, inner.args[1]));
 }
 
 inline Poly floordiv_by_constant(const Poly& a, std::int64_t k) {
@@ -526,13 +530,10 @@ inline Poly floordiv_by_constant(const Poly& a, std::int64_t k) {
     if (!equal(rest, raw)) return add(quotient, floordiv_by_constant(rest, k));  // the sum laws changed it: again
     // floor((g*x + c) / (g*m)) == floor((x + c//g) / m), g dividing the coefficients of x
     if (const std::int64_t g = gcd(terms_content(rest), k); g > 1) return add(quotient, floordiv_by_constant(divide_terms_floor(rest, g), k / g));
-    // floor((x//k1 + c) / k) == (x + c*k1) // (k1*k) for any integer c (P + x//k1 == (P*k1 + x)//k1,
-    // and floor(floor(y)/k) == floor(y/k) for a real y and k >= 1); c: the terms without a quotient
+    // floor((x//k1 + c) / k) == (x + c*k1) // (k1*k); c: the terms without a quotient
     if (const Atom* inner = lone_quotient(rest)) {
         const Deeper deeper;  // x is smaller than rest, but c*k1 may make quotients again
-        const Poly& k1 = inner->args[1];
-        const Poly c = sub(rest, from_atom(make_atom(AtomKind::floordiv, {}, inner->args)));
-        return add(quotient, floordiv(add(inner->args[0], mul(c, k1)), mul(k1, constant(k))));
+        return add(quotient, floordiv(unnested(rest, *inner), mul(inner->args[1], constant(k))));
     }
     return add(quotient, from_atom(make_atom(AtomKind::floordiv, {}, {std::move(rest), constant(k)})));
 }
@@ -586,6 +587,20 @@ inline Poly divide_monomial(const Poly& p, const Mono& m) {
     return settle(normalized(c, std::move(out)));
 }
 
+/// f(), or nullopt when f overflows int64 or max_terms (a rewriting nested too deep
+/// still throws).
+template <class F>
+auto unless_too_large(F f) -> decltype(f()) {
+    try {
+        return f();
+    } catch (const overflow&) {
+        return std::nullopt;
+    } catch (const too_large& t) {
+        if (t.depth) throw;
+        return std::nullopt;
+    }
+}
+
 /// The most division steps a quotient by a divisor of several terms may take;
 /// beyond, the division is left undone (the expression stays as it is).
 inline constexpr std::size_t max_division_steps = 256;
@@ -602,7 +617,7 @@ inline std::optional<std::pair<Poly, Poly>> divide(const Poly& a, const Poly& d,
     if (!plain_divisor(d)) return std::nullopt;
     const Term& lead = d.terms.front();
     const std::int64_t lc = lead.coef;
-    try {
+    return unless_too_large([&]() -> std::optional<std::pair<Poly, Poly>> {
         Poly r = a;
         std::vector<Term> q;
         std::int64_t qc = 0;
@@ -630,12 +645,7 @@ inline std::optional<std::pair<Poly, Poly>> divide(const Poly& a, const Poly& d,
         Poly quotient = normalized(qc, std::move(q));
         if (!settled) return std::pair{std::move(quotient), std::move(r)};
         return std::pair{settle(std::move(quotient)), settle(std::move(r))};
-    } catch (const overflow&) {
-        return std::nullopt;
-    } catch (const too_large& t) {
-        if (t.depth) throw;
-        return std::nullopt;
-    }
+    });
 }
 
 /// Whether every factor of d is a symbol: the divisors divide() takes (the sum laws
@@ -663,9 +673,8 @@ struct ThroughMods {
     ThroughMods& operator=(const ThroughMods&) = delete;
 };
 
-/// p with each Mod(y, k) factor written y - k*(y//k), y's own Mod factors too (raw; any:
-/// whether there was one).
-inline Poly expand_mods(const Poly& p, bool& any) {
+/// p with each Mod(y, k) factor written y - k*(y//k), y's own Mod factors too (raw).
+inline Poly expand_mods(const Poly& p) {
     Poly expanded = constant(p.constant);
     for (const auto& t : p.terms) {
         Poly term = constant(t.coef);
@@ -673,8 +682,7 @@ inline Poly expand_mods(const Poly& p, bool& any) {
             Poly x = from_sorted(0, {Term{1, {Factor{f.atom, 1}}}});
             if (f.atom->kind == AtomKind::mod) {
                 const Poly& k = f.atom->args[1];
-                x = add_raw(expand_mods(f.atom->args[0], any), scale_raw(mul_raw(k, from_atom(make_atom(AtomKind::floordiv, {}, f.atom->args))), -1));
-                any = true;
+                x = add_raw(expand_mods(f.atom->args[0]), scale_raw(mul_raw(k, from_atom(make_atom(AtomKind::floordiv, {}, f.atom->args))), -1));
             }
             for (std::int64_t e = 0; e < f.exp; ++e) term = mul_raw(term, x);
         }
@@ -683,18 +691,19 @@ inline Poly expand_mods(const Poly& p, bool& any) {
     return expanded;
 }
 
-inline std::optional<std::pair<Poly, Poly>> divides_through_mods(const Poly& num, const Poly& d) {
-    bool any = false;
-    Poly expanded;
-    try {
-        expanded = expand_mods(num, any);
-    } catch (const overflow&) {
-        return std::nullopt;
-    } catch (const too_large& t) {
-        if (t.depth) throw;
-        return std::nullopt;
-    }
-    if (!any) return std::nullopt;
+/// expand_mods(p), nullopt when p has no Mod factor or the expansion is too large: what
+/// the divisions through remainders below divide.
+inline std::optional<Poly> mods_expanded(const Poly& p) {
+    const bool has_mod = std::any_of(p.terms.begin(), p.terms.end(), [](const Term& t) {
+        return std::any_of(t.mono.begin(), t.mono.end(), [](const Factor& f) { return f.atom->kind == AtomKind::mod; });
+    });
+    if (!has_mod) return std::nullopt;
+    return unless_too_large([&]() -> std::optional<Poly> { return expand_mods(p); });
+}
+
+/// expanded (num's mods_expanded) == q*d + r, nullopt when nothing is taken out or when
+/// r holds a quotient or remainder that num does not (see dividing_through_mods).
+inline std::optional<std::pair<Poly, Poly>> divides_through_mods(const Poly& num, const Poly& expanded, const Poly& d) {
     auto qr = divide(expanded, d, false);
     if (!qr) return std::nullopt;
     if (!is_zero(qr->second)) {
@@ -716,45 +725,33 @@ struct Cancelled {
     Mono m;
 };
 
-/// {num/m, d/m, m} for the greatest monomial m dividing d and num once num's Mod factors are
-/// expanded (expand_mods): s0*Mod(-3*s3, s0) + 3*s0*s3 is -s0**2*((-3*s3)//s0), which s0 divides;
-/// nullopt when there is no such m or num has no Mod factor.
-inline std::optional<Cancelled> common_monomial_through_mods(const Poly& num, const Poly& d) {
-    try {
-        bool any = false;
-        const Poly expanded = expand_mods(num, any);
-        if (!any) return std::nullopt;
-        const Mono m = common_monomial(expanded, d);
-        if (m.empty()) return std::nullopt;
-        return Cancelled{divide_monomial(expanded, m), divide_monomial(d, m), m};
-    } catch (const overflow&) {
-        return std::nullopt;
-    } catch (const too_large& t) {
-        if (t.depth) throw;
-        return std::nullopt;
-    }
+/// {num/m, d/m, m} for the greatest monomial m dividing d and num's expansion (mods_expanded):
+/// s0*Mod(-3*s3, s0) + 3*s0*s3 is -s0**2*((-3*s3)//s0), which s0 divides; nullopt when there
+/// is no such m.
+inline std::optional<Cancelled> common_monomial_through_mods(const Poly& expanded, const Poly& d) {
+    const Mono m = common_monomial(expanded, d);
+    if (m.empty()) return std::nullopt;
+    return unless_too_large([&]() -> std::optional<Cancelled> { return Cancelled{divide_monomial(expanded, m), divide_monomial(d, m), m}; });
 }
 
-/// num / D for the primitive part D == d/c of d (several terms, content c > 1), when D
-/// divides num exactly, also once num's Mod factors are expanded (expand_mods: the sum
-/// laws write (s0 + s1)*(x//s1) as s0*(x//s1) + x - Mod(x, s1)); nullopt otherwise
+/// num == D*quotient for the primitive part D == d/c of d (several terms, content c > 1).
+struct PrimitivePart {
+    Poly quotient;
+    std::int64_t content;
+    Poly part;
+};
+
+/// The PrimitivePart of d when it divides num exactly, or num's expansion (mods_expanded: the
+/// sum laws write (s0 + s1)*(x//s1) as s0*(x//s1) + x - Mod(x, s1)); nullopt otherwise
 /// (c == 1 is an exact division by d itself).
-inline std::optional<Poly> primitive_part_divides(const Poly& num, const Poly& d) {
+inline std::optional<PrimitivePart> primitive_part_divides(const Poly& num, const std::optional<Poly>& expanded, const Poly& d) {
     const std::int64_t c = content(d);
     if (c <= 1 || d.terms.size() + (d.constant != 0) < 2) return std::nullopt;
-    try {
-        const Poly D = divide_exact(d, c);
-        if (auto q = exact_quotient(num, D)) return q;
-        bool any = false;
-        const Poly expanded = expand_mods(num, any);
-        if (!any) return std::nullopt;
-        return exact_quotient(expanded, D);
-    } catch (const overflow&) {
-        return std::nullopt;
-    } catch (const too_large& t) {
-        if (t.depth) throw;
-        return std::nullopt;
-    }
+    Poly D = divide_exact(d, c);
+    auto q = unless_too_large([&] { return exact_quotient(num, D); });
+    if (!q && expanded) q = unless_too_large([&] { return exact_quotient(*expanded, D); });
+    if (!q) return std::nullopt;
+    return PrimitivePart{std::move(*q), c, std::move(D)};
 }
 
 inline Poly floordiv(const Poly& a, const Poly& b) {
@@ -769,19 +766,22 @@ inline Poly floordiv(const Poly& a, const Poly& b) {
         num = negate(num);
         den = negate(den);
     }
+    const std::optional<Poly> expanded = mods_expanded(num);
     // floor(D*x / (c*D)) == floor(x/c) for the primitive part D of a divisor of several terms
-    if (auto x = primitive_part_divides(num, den)) return floordiv_by_constant(*x, content(den));
+    if (auto x = primitive_part_divides(num, expanded, den)) return floordiv_by_constant(x->quotient, x->content);
     // floor((q*d + r)/d) == q + floor(r/d) for a polynomial q (an exact quotient first)
     auto qr = divide(num, den, false);
     if (qr && is_zero(qr->second)) return qr->first;
     if (auto r = drop_mods(num, den, false)) return sub(floordiv(r->first, den), r->second);
     if (qr) return add(qr->first, floordiv(qr->second, den));
-    if (auto through = divides_through_mods(num, den)) {
-        if (is_zero(through->second)) return through->first;
-        const ThroughMods once;
-        return add(through->first, floordiv(through->second, den));
+    if (expanded) {
+        if (auto through = divides_through_mods(num, *expanded, den)) {
+            if (is_zero(through->second)) return through->first;
+            const ThroughMods once;
+            return add(through->first, floordiv(through->second, den));
+        }
+        if (auto c = common_monomial_through_mods(*expanded, den)) return floordiv(c->num, c->den);
     }
-    if (auto c = common_monomial_through_mods(num, den)) return floordiv(c->num, c->den);
     return from_atom(make_atom(AtomKind::floordiv, {}, {std::move(num), std::move(den)}));
 }
 
@@ -829,20 +829,23 @@ inline Poly mod(const Poly& a, const Poly& b) {
         return mul(from_sorted(0, {Term{g, m}}), mod(divide_monomial(num, m), divide_monomial(den, m)));
     if (leading_negative(den))  // Mod(a, -b) == -Mod(-a, b)
         return negate(scale(mod(negate(num), negate(den)), g));
+    const std::optional<Poly> expanded = mods_expanded(num);
     // Mod(D*x, c*D) == D*Mod(x, c) for the primitive part D of a divisor of several terms
-    if (auto x = primitive_part_divides(num, den)) return scale(mul(divide_exact(den, content(den)), mod_by_constant(*x, content(den))), g);
+    if (auto x = primitive_part_divides(num, expanded, den)) return scale(mul(x->part, mod_by_constant(x->quotient, x->content)), g);
     // Mod(q*d + r, d) == Mod(r, d) for a polynomial q (an exact quotient first)
     auto qr = divide(num, den, false);
     if (qr && is_zero(qr->second)) return constant(0);
     if (auto r = drop_mods(num, den, true)) return scale(mod(r->first, den), g);
     if (qr) return scale(mod(qr->second, den), g);
-    if (auto through = divides_through_mods(num, den)) {
-        if (is_zero(through->second)) return constant(0);
-        const ThroughMods once;
-        return scale(mod(through->second, den), g);
+    if (expanded) {
+        if (auto through = divides_through_mods(num, *expanded, den)) {
+            if (is_zero(through->second)) return constant(0);
+            const ThroughMods once;
+            return scale(mod(through->second, den), g);
+        }
+        if (auto c = common_monomial_through_mods(*expanded, den))  // Mod(m*x, m*y) == m*Mod(x, y)
+            return mul(from_sorted(0, {Term{g, c->m}}), mod(c->num, c->den));
     }
-    if (auto c = common_monomial_through_mods(num, den))  // Mod(m*x, m*y) == m*Mod(x, y)
-        return mul(from_sorted(0, {Term{g, c->m}}), mod(c->num, c->den));
     return scale(from_atom(make_atom(AtomKind::mod, {}, {std::move(num), std::move(den)})), g);
 }
 

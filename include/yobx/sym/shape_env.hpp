@@ -457,8 +457,7 @@ private:
                 // terms without a quotient
                 const detail::sym::Atom* in = ds::lone_quotient(num);
                 if (kind == AtomKind::floordiv && in && bound_of(den).lower >= 0) {
-                    const Poly c = ds::sub(num, ds::from_atom(ds::make_atom(AtomKind::floordiv, {}, in->args)));
-                    return ds::scale(simplified(ds::floordiv(ds::add(in->args[0], ds::mul(c, in->args[1])), ds::mul(in->args[1], den))), k);
+                    return ds::scale(simplified(ds::floordiv(ds::unnested(num, *in), ds::mul(in->args[1], den))), k);
                 }
                 // Mod(x//a + c, b) == x//a + c - b*((x//a + c)//b) for b >= 0, whose quotient the rule above simplifies
                 if (kind == AtomKind::mod && in && !den.is_constant() && bound_of(den).lower >= 0)
@@ -589,23 +588,27 @@ private:
 
     ValueRange bound_of(const Poly& p) const {
         ValueRange acc = ValueRange::exactly(p.constant);
-        bool repeats = false;  // an atom in two terms, or with a power: the term-by-term bound is loose
-        for (std::size_t i = 0; i < p.terms.size(); ++i) {
-            const auto& t = p.terms[i];
+        for (const auto& t : p.terms) {
             ValueRange r = ValueRange::exactly(t.coef);
-            for (const auto& f : t.mono) {
-                r = range_mul(r, range_pow(bound_atom(*f.atom), f.exp));
-                repeats = repeats || f.exp > 1 || std::any_of(p.terms.begin() + static_cast<std::ptrdiff_t>(i) + 1, p.terms.end(), [&](const auto& u) {
-                              return std::any_of(u.mono.begin(), u.mono.end(), [&](const auto& g) { return g.atom == f.atom || detail::sym::cmp_atom(*g.atom, *f.atom) == 0; });
-                          });
-            }
+            for (const auto& f : t.mono) r = range_mul(r, range_pow(bound_atom(*f.atom), f.exp));
             acc = range_add(acc, r);
         }
-        if (repeats && (acc.lower == ValueRange::neg_inf || acc.upper == ValueRange::inf)) {
+        if ((acc.lower == ValueRange::neg_inf || acc.upper == ValueRange::inf) && repeats_an_atom(p)) {
             const ValueRange s = shifted_bound(p);
             acc = {std::max(acc.lower, s.lower), std::min(acc.upper, s.upper)};
         }
         return acc;
+    }
+
+    /// Whether an atom of p is in two terms or has a power: then the term-by-term bound is loose.
+    static bool repeats_an_atom(const Poly& p) {
+        for (std::size_t i = 0; i < p.terms.size(); ++i)
+            for (const auto& f : p.terms[i].mono)
+                if (f.exp > 1 || std::any_of(p.terms.begin() + static_cast<std::ptrdiff_t>(i) + 1, p.terms.end(), [&](const auto& u) {
+                        return std::any_of(u.mono.begin(), u.mono.end(), [&](const auto& g) { return g.atom == f.atom || detail::sym::cmp_atom(*g.atom, *f.atom) == 0; });
+                    }))
+                    return true;
+        return false;
     }
 
     /// The most terms shifted_bound() expands a polynomial into.
