@@ -7,10 +7,16 @@
 #   Debian 13 (trixie):   g++ 14, clang 19, Boost 1.83, LibTorch 2.6, and
 #                         torchvision for the torch.export tests
 # libclang-rt-dev is the sanitizer and libFuzzer runtime of the release's clang.
+# libonnx-dev (ONNX's protobuf classes and its own shape inference),
+# libprotobuf-dev and protobuf-compiler (ONNX's CMake package looks for protoc)
+# and libonnx-testdata (ONNX's backend node tests and the data/light networks)
+# are for the ONNX adapter, yobx/adapters/onnx.hpp; python3-onnxruntime on
+# Debian 13 is the reference the ONNX models are checked against.
 # YOBX_OS_RELEASE names another os-release file (tests/check_deps.sh).
 set -euo pipefail
 yobx_common_packages=(cmake make g++ clang libclang-rt-dev doctest-dev libbenchmark-dev
-                      libtorch-dev python3 python3-torch python3-sympy python3-onnx patch)
+                      libtorch-dev python3 python3-torch python3-sympy python3-onnx patch
+                      libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata)
 
 # Prints the release's codename, or fails with what to install by hand.
 yobx_release() {
@@ -33,7 +39,7 @@ yobx_packages() {
     release=$(yobx_release) || return 1
     case "$release" in
         bookworm) echo "${yobx_common_packages[@]}" libboost1.81-dev ;;
-        trixie) echo "${yobx_common_packages[@]}" libboost-dev python3-torchvision ;;
+        trixie) echo "${yobx_common_packages[@]}" libboost-dev python3-torchvision python3-onnxruntime ;;
     esac
 }
 

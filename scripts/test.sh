@@ -39,7 +39,7 @@ run_preset() {
     [ "$preset" = clang ] && compiler=clang++
     echo "== preset $preset (Debian $release, $($compiler --version | head -1))"
     mkdir -p build
-    local extra=("$@")
+    local extra=(-DYOBX_REQUIRE_ONNX=ON "$@")
     [ "$release" = trixie ] && extra+=(-DYOBX_REQUIRE_TORCH_EXPORT=ON)
     cmake --preset "$preset" "${extra[@]}" > "build/$preset.configure.log" 2>&1 || { cat "build/$preset.configure.log"; exit 1; }
     cmake --build --preset "$preset" -j"$jobs"

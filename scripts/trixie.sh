@@ -22,7 +22,7 @@ if [ ! -e "$root/.yobx-root" ]; then
     echo "yobx: creating a Debian 13 root at $root"
     rm -rf "$root.tmp"
     mkdir -p "$(dirname "$root")"
-    debootstrap --variant=minbase trixie "$root.tmp" http://deb.debian.org/debian > "$root.debootstrap.log" 2>&1 ||
+    debootstrap --variant=minbase trixie "$root.tmp" > "$root.debootstrap.log" 2>&1 ||
         { tail -30 "$root.debootstrap.log"; exit 1; }
     touch "$root.tmp/.yobx-root"
     rm -rf "$root"

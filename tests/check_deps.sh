@@ -10,12 +10,12 @@ failed=0
 check() {  # name, expected, actual
     if [ "$2" == "$3" ]; then echo "ok: $1"; else echo "FAILED: $1"; echo "  expected: $2"; echo "  got:      $3"; failed=1; fi
 }
-common="cmake make g++ clang libclang-rt-dev doctest-dev libbenchmark-dev libtorch-dev python3 python3-torch python3-sympy python3-onnx patch"
+common="cmake make g++ clang libclang-rt-dev doctest-dev libbenchmark-dev libtorch-dev python3 python3-torch python3-sympy python3-onnx patch libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata"
 printf 'ID=debian\nVERSION_ID="12"\nVERSION_CODENAME=bookworm\n' > "$dir/bookworm"
 printf 'ID=debian\nVERSION_ID="13"\nVERSION_CODENAME=trixie\n' > "$dir/trixie"
 printf 'ID=ubuntu\nVERSION_ID="24.04"\nVERSION_CODENAME=noble\n' > "$dir/noble"
 check "Debian 12 packages" "$common libboost1.81-dev" "$(YOBX_OS_RELEASE=$dir/bookworm yobx_packages)"
-check "Debian 13 packages" "$common libboost-dev python3-torchvision" "$(YOBX_OS_RELEASE=$dir/trixie yobx_packages)"
+check "Debian 13 packages" "$common libboost-dev python3-torchvision python3-onnxruntime" "$(YOBX_OS_RELEASE=$dir/trixie yobx_packages)"
 out=$(YOBX_OS_RELEASE=$dir/noble yobx_packages 2>&1); rc=$?
 check "an unknown release fails" "1" "$rc"
 check "an unknown release names what to install" \

@@ -1,0 +1,271 @@
+// yobx/onnx/node_context.hpp — what an ONNX operator's shape rule sees, free of protobuf.
+//
+// A rule reads its inputs (TensorInfo: element type, symbolic shape, the values
+// of small integer tensors), its attributes and the opset, and writes its
+// outputs. It knows nothing of protobuf or of the graph: the walk
+// (yobx/adapters/onnx.hpp) builds a NodeContext per node, so the same rules run
+// on a graph built in C++ as on a file, like ONNX's own InferenceContext.
+#pragma once
+
+#include <yobx/error.hpp>
+#include <yobx/shape/rules.hpp>
+#include <yobx/sym.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <initializer_list>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace yobx::onnx {
+
+/// ONNX's TensorProto::DataType numbers, the ones the rules name.
+namespace elem {
+inline constexpr int undefined = 0, float32 = 1, uint8 = 2, int8 = 3, uint16 = 4, int16 = 5, int32 = 6, int64 = 7,
+                     string = 8, bool_ = 9, float16 = 10, float64 = 11, uint32 = 12, uint64 = 13, bfloat16 = 16;
+/// The types whose values data propagation follows (bool as 0 and 1: Where(Equal(shape, -1), ...)).
+constexpr bool holds_shape_values(int t) noexcept { return t == int64 || t == int32 || t == bool_; }
+}  // namespace elem
+
+/// What inference knows of one value of the graph. `shape` is nullopt when
+/// even the rank is unknown; a dimension nobody knows is a fresh symbol.
+/// `values` (integer tensors of rank 0 or 1, at most SymTensor::max_values
+/// elements) and `reals` (constant floating-point tensors of the same sizes:
+/// Resize's scales) are what data propagation knows of the contents.
+struct TensorInfo {
+    int elem_type = elem::undefined;
+    std::optional<Shape> shape;
+    std::optional<std::vector<SymInt>> values;
+    std::optional<std::vector<double>> reals;
+
+    static TensorInfo of(int elem_type, Shape shape, std::optional<std::vector<SymInt>> values = std::nullopt) {
+        return TensorInfo{elem_type, std::move(shape), std::move(values), std::nullopt};
+    }
+    std::optional<std::int64_t> rank() const {
+        return shape ? std::optional<std::int64_t>(static_cast<std::int64_t>(shape->size())) : std::nullopt;
+    }
+    /// The values when every one is a constant.
+    std::optional<std::vector<std::int64_t>> constant_values() const {
+        if (!values) return std::nullopt;
+        std::vector<std::int64_t> out;
+        out.reserve(values->size());
+        for (const auto& v : *values) {
+            const auto c = v.maybe_constant();
+            if (!c) return std::nullopt;
+            out.push_back(*c);
+        }
+        return out;
+    }
+};
+
+/// One attribute of a node, as the rules read it. A tensor attribute is a TensorInfo
+/// (its dims and, for small integer or float tensors, its contents); a graph attribute
+/// is only named here: subgraphs are the walk's business.
+struct Attribute {
+    enum class Kind { int_, float_, string, ints, floats, strings, tensor, graph, other };
+    Kind kind = Kind::other;
+    std::int64_t i = 0;
+    double f = 0;
+    std::string s;
+    std::vector<std::int64_t> ints;
+    std::vector<double> floats;
+    std::vector<std::string> strings;
+    std::optional<TensorInfo> tensor;
+};
+
+/// A rule found nothing it could say for an output: the walk leaves the output unknown
+/// (or asks ONNX's own inference). Thrown when a needed input's rank is unknown.
+struct UnknownInput {
+    std::string what;
+};
+
+/// A fresh symbol a rule made, and why (the report explains each).
+struct FreshSymbol {
+    std::string name;
+    std::string why;
+};
+
+/// The node a rule runs on: its inputs, attributes and opset, the ShapeEnv, and its outputs to fill.
+///
+///   void relu(NodeContext& ctx) { ctx.set_output(0, ctx.elem_type(0), ctx.shape(0)); }
+class NodeContext {
+public:
+    NodeContext(ShapeEnv& env, BroadcastPolicy policy, std::string_view domain, std::string_view op_type, std::string_view name,
+                int opset, std::vector<const TensorInfo*> inputs, const std::map<std::string, Attribute, std::less<>>& attributes,
+                std::size_t n_outputs)
+        : env_(&env), policy_(policy), domain_(domain), op_type_(op_type), name_(name), opset_(opset), inputs_(std::move(inputs)),
+          attributes_(&attributes), outputs_(n_outputs) {}
+
+    ShapeEnv& env() const noexcept { return *env_; }
+    BroadcastPolicy policy() const noexcept { return policy_; }
+    std::string_view domain() const noexcept { return domain_; }
+    std::string_view op_type() const noexcept { return op_type_; }
+    std::string_view name() const noexcept { return name_; }
+    /// The version of the node's domain the model imports.
+    int opset() const noexcept { return opset_; }
+
+    std::size_t input_count() const noexcept { return inputs_.size(); }
+    std::size_t output_count() const noexcept { return outputs_.size(); }
+    /// The input, or nullptr when it is absent (an empty name or past the end).
+    const TensorInfo* input(std::size_t i) const noexcept { return i < inputs_.size() ? inputs_[i] : nullptr; }
+    bool has_input(std::size_t i) const noexcept { return input(i) != nullptr; }
+    /// The shape of a present input of known rank, else UnknownInput.
+    const Shape& shape(std::size_t i) const {
+        const TensorInfo* t = input(i);
+        if (t == nullptr) throw UnknownInput{"input " + std::to_string(i) + " is absent"};
+        if (!t->shape) throw UnknownInput{"the rank of input " + std::to_string(i) + " is unknown"};
+        return *t->shape;
+    }
+    std::int64_t rank(std::size_t i) const { return static_cast<std::int64_t>(shape(i).size()); }
+    int elem_type(std::size_t i) const noexcept { return input(i) ? input(i)->elem_type : elem::undefined; }
+    /// The values of an input (possibly symbolic), when data propagation knows them.
+    const std::optional<std::vector<SymInt>>* values(std::size_t i) const noexcept {
+        const TensorInfo* t = input(i);
+        return t && t->values ? &t->values : nullptr;
+    }
+    /// The values of an input when each is a constant.
+    std::optional<std::vector<std::int64_t>> constant_values(std::size_t i) const {
+        const TensorInfo* t = input(i);
+        return t ? t->constant_values() : std::nullopt;
+    }
+    /// A constant floating-point input's values (or an integer one's, converted).
+    std::optional<std::vector<double>> real_values(std::size_t i) const {
+        const TensorInfo* t = input(i);
+        if (t == nullptr) return std::nullopt;
+        if (t->reals) return t->reals;
+        if (auto c = t->constant_values()) return std::vector<double>(c->begin(), c->end());
+        return std::nullopt;
+    }
+
+    const Attribute* attribute(std::string_view name) const {
+        const auto it = attributes_->find(name);
+        return it == attributes_->end() ? nullptr : &it->second;
+    }
+    std::int64_t attr_int(std::string_view name, std::int64_t fallback) const {
+        const Attribute* a = attribute(name);
+        if (a == nullptr) return fallback;
+        if (a->kind != Attribute::Kind::int_) fail("attribute '" + std::string(name) + "' must be an int");
+        return a->i;
+    }
+    double attr_float(std::string_view name, double fallback) const {
+        const Attribute* a = attribute(name);
+        if (a == nullptr) return fallback;
+        if (a->kind != Attribute::Kind::float_) fail("attribute '" + std::string(name) + "' must be a float");
+        return a->f;
+    }
+    std::string attr_string(std::string_view name, std::string fallback) const {
+        const Attribute* a = attribute(name);
+        if (a == nullptr) return fallback;
+        if (a->kind != Attribute::Kind::string) fail("attribute '" + std::string(name) + "' must be a string");
+        return a->s;
+    }
+    std::optional<std::vector<std::int64_t>> attr_ints(std::string_view name) const {
+        const Attribute* a = attribute(name);
+        if (a == nullptr) return std::nullopt;
+        if (a->kind != Attribute::Kind::ints) fail("attribute '" + std::string(name) + "' must be a list of ints");
+        return a->ints;
+    }
+    std::optional<std::vector<double>> attr_floats(std::string_view name) const {
+        const Attribute* a = attribute(name);
+        if (a == nullptr) return std::nullopt;
+        if (a->kind != Attribute::Kind::floats) fail("attribute '" + std::string(name) + "' must be a list of floats");
+        return a->floats;
+    }
+
+    /// Writes output i (an index past the node's outputs is ignored: optional outputs).
+    void set_output(std::size_t i, TensorInfo t) {
+        if (i >= outputs_.size()) return;
+        if (t.values && (!elem::holds_shape_values(t.elem_type) || !t.shape || t.shape->size() > 1)) t.values.reset();
+        outputs_[i] = std::move(t);
+    }
+    void set_output(std::size_t i, int elem_type, Shape shape, std::optional<std::vector<SymInt>> values = std::nullopt) {
+        set_output(i, TensorInfo::of(elem_type, std::move(shape), std::move(values)));
+    }
+    /// Output i with a known element type and an unknown rank.
+    void set_output_type(std::size_t i, int elem_type) {
+        if (i < outputs_.size()) outputs_[i] = TensorInfo{elem_type, std::nullopt, std::nullopt, std::nullopt};
+    }
+    const std::vector<std::optional<TensorInfo>>& outputs() const noexcept { return outputs_; }
+    std::vector<std::optional<TensorInfo>>& outputs() noexcept { return outputs_; }
+
+    /// A new symbol for a size nobody can know before running the model (NonZero's
+    /// count) or that the rules cannot express; `why` goes to the report.
+    SymInt fresh(std::string why) {
+        SymInt s = env_->fresh_symbol("unk__", std::nullopt, ValueRange::size());
+        fresh_.push_back(FreshSymbol{s.to_string(), std::move(why)});
+        return s;
+    }
+    const std::vector<FreshSymbol>& fresh_symbols() const noexcept { return fresh_; }
+
+    /// value_error naming the node: `Conv 'conv1': <what>`.
+    [[noreturn]] void fail(const std::string& what) const {
+        throw value_error(std::string(op_type_) + (name_.empty() ? "" : " '" + std::string(name_) + "'") + ": " + what);
+    }
+    /// An axis in [-rank, rank - 1], returned in [0, rank - 1], else an error naming the node.
+    std::int64_t axis(std::int64_t a, std::int64_t rank, std::string_view what = "axis") const {
+        if (a < -rank || a >= rank)
+            fail(std::string(what) + " " + std::to_string(a) + " is out of range for rank " + std::to_string(rank));
+        return a < 0 ? a + rank : a;
+    }
+    /// The ShapeEnv's simplified form.
+    SymInt simplify(const SymInt& e) const { return env_->simplify(e); }
+
+private:
+    ShapeEnv* env_;
+    BroadcastPolicy policy_;
+    std::string_view domain_, op_type_, name_;
+    int opset_;
+    std::vector<const TensorInfo*> inputs_;
+    const std::map<std::string, Attribute, std::less<>>* attributes_;
+    std::vector<std::optional<TensorInfo>> outputs_;
+    std::vector<FreshSymbol> fresh_;
+};
+
+/// A shape rule: fills ctx's outputs from its inputs.
+using Rule = void (*)(NodeContext& ctx);
+
+/// The rules, found by (domain, op type, since-version) as ONNX finds its schemas:
+/// the rule of a node is the one with the largest since-version not above the model's opset.
+class OpRegistry {
+public:
+    struct Entry {
+        int since;
+        Rule rule;
+    };
+    /// Adds the rule of `op_type` in `domain` ("" is the default domain) from opset `since` on.
+    OpRegistry& add(std::string_view domain, std::string_view op_type, int since, Rule rule) {
+        auto& v = rules_[key(domain, op_type)];
+        v.push_back(Entry{since, rule});
+        std::sort(v.begin(), v.end(), [](const Entry& a, const Entry& b) { return a.since < b.since; });
+        return *this;
+    }
+    /// The same rule for each op type.
+    OpRegistry& add_all(std::string_view domain, std::initializer_list<std::string_view> op_types, int since, Rule rule) {
+        for (auto op : op_types) add(domain, op, since, rule);
+        return *this;
+    }
+    /// The rule for this node, or nullptr when the operator (or this version of it) is not covered.
+    Rule find(std::string_view domain, std::string_view op_type, int opset) const {
+        const auto it = rules_.find(key(domain, op_type));
+        if (it == rules_.end()) return nullptr;
+        Rule found = nullptr;
+        for (const Entry& e : it->second)
+            if (e.since <= opset) found = e.rule;
+        return found;
+    }
+    /// Every (domain, op type) covered, with its since-versions: the operator table of the docs.
+    const std::map<std::string, std::vector<Entry>, std::less<>>& table() const noexcept { return rules_; }
+
+private:
+    static std::string key(std::string_view domain, std::string_view op_type) {
+        return (domain == "ai.onnx" ? std::string() : std::string(domain)) + "::" + std::string(op_type);
+    }
+    std::map<std::string, std::vector<Entry>, std::less<>> rules_;
+};
+
+}  // namespace yobx::onnx

@@ -1,0 +1,88 @@
+// yobx/onnx/ops/common.hpp — helpers the operator families share.
+//
+// Broadcasting of shapes and of propagated values, guarded questions that fall
+// back to fresh symbols outside strict mode, ceil and floor division of sizes.
+#pragma once
+
+#include <yobx/onnx/node_context.hpp>
+#include <yobx/shape/rules.hpp>
+#include <yobx/shape/sym_tensor.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace yobx::onnx::ops {
+
+/// Runs f; outside strict mode a guard the ShapeEnv cannot decide makes `fallback` run
+/// instead (ONNX's rule: a fresh symbol where it cannot decide, never a throw).
+template <class F, class G>
+auto guarded(NodeContext& ctx, F f, G fallback) -> decltype(f()) {
+    if (ctx.policy() == BroadcastPolicy::strict && ctx.env().mode() == ShapeEnvMode::strict) return f();
+    try {
+        return f();
+    } catch (const GuardOnDataDependentSymNode&) {
+        if (ctx.env().mode() == ShapeEnvMode::draft) throw;  // a draft env answers from hints: not reached
+        return fallback();
+    }
+}
+
+inline Shape broadcast_shapes(NodeContext& ctx, const std::vector<Shape>& shapes) {
+    if (shapes.empty()) ctx.fail("no input");
+    const auto run = [&] { return shape::broadcast(ctx.env(), shapes, ctx.policy(), ctx.op_type()); };
+    return guarded(ctx, run, [&] {
+        std::size_t r = 0;
+        for (const auto& s : shapes) r = std::max(r, s.size());
+        Shape out;
+        for (std::size_t i = 0; i < r; ++i) out.push_back(ctx.fresh("broadcast the ShapeEnv could not decide"));
+        return out;
+    });
+}
+
+/// The multidirectional broadcast of the given inputs' shapes (ONNX's Add, Where, Max...).
+inline Shape broadcast_inputs(NodeContext& ctx, std::initializer_list<std::size_t> which) {
+    std::vector<Shape> shapes;
+    for (std::size_t i : which)
+        if (ctx.has_input(i)) shapes.push_back(ctx.shape(i));
+    return broadcast_shapes(ctx, shapes);
+}
+
+/// The element count of a shape.
+inline SymInt numel(const NodeContext& ctx, const Shape& s) { return ctx.simplify(shape::numel(s)); }
+
+/// ceil(a / b) for sizes, b > 0.
+inline SymInt ceil_div(const SymInt& a, const SymInt& b) { return floordiv(a + b - 1, b); }
+
+/// Elementwise values of a binary op with broadcasting of two value lists (lengths equal or 1).
+template <class F>
+std::optional<std::vector<SymInt>> combine_values(const NodeContext& ctx, std::size_t ia, std::size_t ib, F f) {
+    const auto* a = ctx.values(ia);
+    const auto* b = ctx.values(ib);
+    if (a == nullptr || b == nullptr) return std::nullopt;
+    const auto &va = **a, &vb = **b;
+    if (va.size() != vb.size() && va.size() != 1 && vb.size() != 1) return std::nullopt;
+    const std::size_t n = std::max(va.size(), vb.size());
+    std::vector<SymInt> out;
+    out.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        auto v = f(va[va.size() == 1 ? 0 : i], vb[vb.size() == 1 ? 0 : i]);
+        if (!v) return std::nullopt;
+        out.push_back(ctx.simplify(*v));
+    }
+    return out;
+}
+
+/// The ints of attribute `name`, or of input `input` when the opset moved them there
+/// (Squeeze's axes, Split's split, Pad's pads...): nullopt when absent, UnknownInput when
+/// the input is there but its values are not known.
+inline std::optional<std::vector<std::int64_t>> ints_from(const NodeContext& ctx, std::string_view name, std::size_t input,
+                                                          int input_since) {
+    if (ctx.opset() < input_since) return ctx.attr_ints(name);
+    if (!ctx.has_input(input)) return std::nullopt;
+    auto v = ctx.constant_values(input);
+    if (!v) throw UnknownInput{"the values of input '" + std::string(name) + "' are not known"};
+    return v;
+}
+
+}  // namespace yobx::onnx::ops

@@ -1,0 +1,290 @@
+// yobx/onnx/ops/elementwise.hpp — elementwise operators: unary, binary with broadcasting, Where, Cast.
+//
+// The output of a unary operator has its input's shape; binary and variadic
+// operators broadcast multidirectionally. Data propagation follows the ops of
+// shape computations (Add, Sub, Mul, Div, Mod, Max, Min, Neg, Equal, Where,
+// Cast...): `Where(Equal(shape, -1), ones, shape)` keeps its values.
+#pragma once
+
+#include <yobx/onnx/ops/common.hpp>
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <vector>
+
+namespace yobx::onnx::ops {
+
+namespace detail {
+
+/// The boolean value of a comparison when the ShapeEnv decides it.
+inline std::optional<SymInt> decided(const NodeContext& ctx, const SymBool& c) {
+    if (ctx.env().statically_known_true(c)) return SymInt(1);
+    if (ctx.env().statically_known_true(!c)) return SymInt(0);
+    return std::nullopt;
+}
+
+/// ONNX's integer Div truncates toward zero: a symbolic quotient is x//y when x >= 0 and y > 0.
+inline std::optional<SymInt> truncated_div(const NodeContext& ctx, const SymInt& x, const SymInt& y) {
+    const auto cx = x.maybe_constant(), cy = y.maybe_constant();
+    if (cy == 0) return std::nullopt;
+    if (cx && cy) {
+        if (*cx == std::numeric_limits<std::int64_t>::min() && *cy == -1) return std::nullopt;
+        return SymInt(*cx / *cy);
+    }
+    if (ctx.env().statically_known_true(x >= 0) && ctx.env().statically_known_true(y > 0)) return floordiv(x, y);
+    return std::nullopt;
+}
+
+/// Mod with fmod = 0: the sign of the divisor, Python's; yobx's Mod for a positive divisor.
+inline std::optional<SymInt> python_mod(const NodeContext& ctx, const SymInt& x, const SymInt& y) {
+    if (y.maybe_constant() == 0) return std::nullopt;
+    if (ctx.env().statically_known_true(y > 0)) return mod(x, y);
+    if (const auto cx = x.maybe_constant(), cy = y.maybe_constant(); cx && cy) {
+        const std::int64_t r = *cx % *cy;
+        return SymInt((r != 0 && ((r < 0) != (*cy < 0))) ? r + *cy : r);
+    }
+    return std::nullopt;
+}
+
+}  // namespace detail
+
+/// Same shape and element type as input 0 (activations, Abs, Exp, Softmax, Clip...).
+inline void same_as_input(NodeContext& ctx) { ctx.set_output(0, ctx.elem_type(0), ctx.shape(0)); }
+
+/// Identity: the same tensor, values included.
+inline void identity(NodeContext& ctx) {
+    if (const TensorInfo* t = ctx.input(0)) ctx.set_output(0, *t);
+}
+
+/// Neg keeps the values, negated.
+inline void neg(NodeContext& ctx) {
+    std::optional<std::vector<SymInt>> v;
+    if (const auto* in = ctx.values(0)) {
+        v.emplace();
+        for (const auto& x : **in) v->push_back(ctx.simplify(-x));
+    }
+    ctx.set_output(0, ctx.elem_type(0), ctx.shape(0), std::move(v));
+}
+
+/// Not: bool, its values flipped when constant.
+inline void logical_not(NodeContext& ctx) {
+    std::optional<std::vector<SymInt>> v;
+    if (auto c = ctx.constant_values(0)) {
+        v.emplace();
+        for (auto x : *c) v->push_back(x == 0 ? 1 : 0);
+    }
+    ctx.set_output(0, elem::bool_, ctx.shape(0), std::move(v));
+}
+
+/// IsNaN, IsInf: a bool tensor of the input's shape.
+inline void bool_of_input(NodeContext& ctx) { ctx.set_output(0, elem::bool_, ctx.shape(0)); }
+
+/// Dropout: output 0 as the input, the optional mask a bool tensor of the same shape.
+inline void dropout(NodeContext& ctx) {
+    identity(ctx);
+    ctx.set_output(1, elem::bool_, ctx.shape(0));
+}
+
+/// Cast to attribute `to`; integer values survive a cast to an integer type that holds them, or to bool.
+inline void cast_to(NodeContext& ctx, int to) {
+    const TensorInfo* in = ctx.input(0);
+    if (in == nullptr) return;
+    TensorInfo out{to, in->shape, std::nullopt, std::nullopt};
+    if (in->values && elem::holds_shape_values(to)) {
+        out.values.emplace();
+        for (const auto& v : *in->values) {
+            const auto c = v.maybe_constant();
+            if (to == elem::bool_) {
+                if (!c) {
+                    out.values.reset();
+                    break;
+                }
+                out.values->push_back(*c != 0 ? 1 : 0);
+            } else if (to == elem::int32 && c &&
+                       (*c < std::numeric_limits<std::int32_t>::min() || *c > std::numeric_limits<std::int32_t>::max())) {
+                out.values.reset();
+                break;
+            } else {
+                out.values->push_back(v);
+            }
+        }
+    } else if (in->reals && elem::holds_shape_values(to) && to != elem::bool_) {
+        out.values.emplace();
+        for (double d : *in->reals) {
+            if (!(d > -9.2e18 && d < 9.2e18)) {
+                out.values.reset();
+                break;
+            }
+            out.values->push_back(static_cast<std::int64_t>(d));
+        }
+    } else if ((in->values || in->reals) && !elem::holds_shape_values(to) && to != elem::string) {
+        if (auto r = ctx.real_values(0)) out.reals = std::move(r);
+    }
+    ctx.set_output(0, std::move(out));
+}
+inline void cast(NodeContext& ctx) {
+    const auto to = ctx.attr_int("to", elem::undefined);
+    if (to == elem::undefined) ctx.fail("attribute 'to' is required");
+    cast_to(ctx, static_cast<int>(to));
+}
+inline void cast_like(NodeContext& ctx) { cast_to(ctx, ctx.elem_type(1)); }
+
+/// Arithmetic with broadcasting; the element type is input 0's.
+template <class F>
+void arithmetic(NodeContext& ctx, F f) {
+    Shape out = broadcast_inputs(ctx, {0, 1});
+    auto v = out.size() <= 1 ? combine_values(ctx, 0, 1, f) : std::nullopt;
+    ctx.set_output(0, ctx.elem_type(0), std::move(out), std::move(v));
+}
+inline void add(NodeContext& ctx) {
+    arithmetic(ctx, [](const SymInt& a, const SymInt& b) { return std::optional<SymInt>(a + b); });
+}
+inline void sub(NodeContext& ctx) {
+    arithmetic(ctx, [](const SymInt& a, const SymInt& b) { return std::optional<SymInt>(a - b); });
+}
+inline void mul(NodeContext& ctx) {
+    arithmetic(ctx, [](const SymInt& a, const SymInt& b) { return std::optional<SymInt>(a * b); });
+}
+inline void div(NodeContext& ctx) {
+    arithmetic(ctx, [&](const SymInt& a, const SymInt& b) { return detail::truncated_div(ctx, a, b); });
+}
+inline void mod(NodeContext& ctx) {
+    const bool fmod = ctx.attr_int("fmod", 0) != 0;
+    arithmetic(ctx, [&](const SymInt& a, const SymInt& b) -> std::optional<SymInt> {
+        if (!fmod) return detail::python_mod(ctx, a, b);
+        const auto ca = a.maybe_constant(), cb = b.maybe_constant();
+        if (ca && cb && *cb != 0) return SymInt(*ca % *cb);
+        return std::nullopt;
+    });
+}
+/// Pow, BitShift, BitwiseAnd... : broadcast, no values.
+inline void broadcast_no_values(NodeContext& ctx) { ctx.set_output(0, ctx.elem_type(0), broadcast_inputs(ctx, {0, 1})); }
+
+/// And, Or, Xor: bool.
+inline void logical(NodeContext& ctx) { ctx.set_output(0, elem::bool_, broadcast_inputs(ctx, {0, 1})); }
+
+/// Equal, Less, Greater, LessOrEqual, GreaterOrEqual: bool, values when the ShapeEnv decides each.
+template <class F>
+void comparison(NodeContext& ctx, F f) {
+    Shape out = broadcast_inputs(ctx, {0, 1});
+    auto v = out.size() <= 1 ? combine_values(ctx, 0, 1, [&](const SymInt& a, const SymInt& b) { return detail::decided(ctx, f(a, b)); })
+                             : std::nullopt;
+    ctx.set_output(0, elem::bool_, std::move(out), std::move(v));
+}
+inline void equal(NodeContext& ctx) {
+    comparison(ctx, [](const SymInt& a, const SymInt& b) { return a == b; });
+}
+inline void less(NodeContext& ctx) {
+    comparison(ctx, [](const SymInt& a, const SymInt& b) { return a < b; });
+}
+inline void less_or_equal(NodeContext& ctx) {
+    comparison(ctx, [](const SymInt& a, const SymInt& b) { return a <= b; });
+}
+inline void greater(NodeContext& ctx) {
+    comparison(ctx, [](const SymInt& a, const SymInt& b) { return a > b; });
+}
+inline void greater_or_equal(NodeContext& ctx) {
+    comparison(ctx, [](const SymInt& a, const SymInt& b) { return a >= b; });
+}
+
+/// Max, Min, Sum, Mean: the broadcast of every input; Max, Min and Sum keep values.
+template <class F>
+void variadic(NodeContext& ctx, F f) {
+    std::vector<Shape> shapes;
+    for (std::size_t i = 0; i < ctx.input_count(); ++i)
+        if (ctx.has_input(i)) shapes.push_back(ctx.shape(i));
+    Shape out = broadcast_shapes(ctx, shapes);
+    std::optional<std::vector<SymInt>> v;
+    if (out.size() <= 1 && ctx.values(0)) {
+        v = **ctx.values(0);
+        for (std::size_t i = 1; i < ctx.input_count() && v; ++i) {
+            const auto* next = ctx.values(i);
+            if (next == nullptr || (v->size() != (*next)->size() && v->size() != 1 && (*next)->size() != 1)) {
+                v.reset();
+                break;
+            }
+            const std::size_t n = std::max(v->size(), (*next)->size());
+            std::vector<SymInt> r;
+            for (std::size_t k = 0; k < n; ++k) {
+                auto x = f((*v)[v->size() == 1 ? 0 : k], (**next)[(*next)->size() == 1 ? 0 : k]);
+                if (!x) {
+                    v.reset();
+                    break;
+                }
+                r.push_back(ctx.simplify(*x));
+            }
+            if (v) v = std::move(r);
+        }
+    }
+    ctx.set_output(0, ctx.elem_type(0), std::move(out), std::move(v));
+}
+inline void max(NodeContext& ctx) {
+    variadic(ctx, [](const SymInt& a, const SymInt& b) { return std::optional<SymInt>(sym_max(a, b)); });
+}
+inline void min(NodeContext& ctx) {
+    variadic(ctx, [](const SymInt& a, const SymInt& b) { return std::optional<SymInt>(sym_min(a, b)); });
+}
+inline void sum(NodeContext& ctx) {
+    variadic(ctx, [](const SymInt& a, const SymInt& b) { return std::optional<SymInt>(a + b); });
+}
+inline void mean(NodeContext& ctx) {
+    variadic(ctx, [](const SymInt&, const SymInt&) { return std::optional<SymInt>(); });
+}
+
+/// Where(cond, x, y): the broadcast of the three; the values chosen where cond's are constant.
+inline void where(NodeContext& ctx) {
+    Shape out = broadcast_inputs(ctx, {0, 1, 2});
+    std::optional<std::vector<SymInt>> v;
+    const auto cond = ctx.constant_values(0);
+    const auto *x = ctx.values(1), *y = ctx.values(2);
+    if (out.size() <= 1 && cond && x && y) {
+        const auto n = out.empty() ? std::optional<std::int64_t>(1) : out[0].maybe_constant();
+        const auto fits = [&](std::size_t len) { return n && (len == 1 || static_cast<std::int64_t>(len) == *n); };
+        if (n && fits(cond->size()) && fits((*x)->size()) && fits((*y)->size())) {
+            v.emplace();
+            for (std::int64_t i = 0; i < *n; ++i) {
+                const auto at = [&](std::size_t len) { return len == 1 ? std::size_t{0} : static_cast<std::size_t>(i); };
+                v->push_back((*cond)[at(cond->size())] != 0 ? (**x)[at((*x)->size())] : (**y)[at((*y)->size())]);
+            }
+        }
+    }
+    ctx.set_output(0, ctx.elem_type(1), std::move(out), std::move(v));
+}
+
+/// The elementwise family in the registry.
+inline void register_elementwise(OpRegistry& r) {
+    r.add_all("", {"Abs", "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Ceil", "Cos", "Cosh", "Elu", "Erf", "Exp", "Floor",
+                   "HardSigmoid", "HardSwish", "LeakyRelu", "Log", "Reciprocal", "Relu", "Round", "Selu", "Shrink", "Sigmoid", "Sign",
+                   "Sin", "Sinh", "Softplus", "Softsign", "Sqrt", "Tan", "Tanh", "ThresholdedRelu", "Celu", "Gelu", "Mish", "Clip",
+                   "BitwiseNot", "Softmax", "LogSoftmax", "Hardmax", "LRN", "MeanVarianceNormalization", "LpNormalization",
+                   "InstanceNormalization", "Trilu", "CumSum", "EyeLike", "Bernoulli", "RandomNormalLike", "RandomUniformLike",
+                   "ReverseSequence", "GroupNormalization", "Scatter", "ScatterElements", "ScatterND", "Binarizer"},
+              1, same_as_input);
+    r.add("", "Identity", 1, identity);
+    r.add("", "Neg", 1, neg);
+    r.add("", "Not", 1, logical_not);
+    r.add_all("", {"IsNaN", "IsInf"}, 1, bool_of_input);
+    r.add("", "Dropout", 1, dropout);
+    r.add("", "Cast", 1, cast);
+    r.add("", "CastLike", 15, cast_like);
+    r.add("", "Add", 1, add);
+    r.add("", "Sub", 1, sub);
+    r.add("", "Mul", 1, mul);
+    r.add("", "Div", 1, div);
+    r.add("", "Mod", 10, mod);
+    r.add_all("", {"Pow", "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "PRelu"}, 1, broadcast_no_values);
+    r.add_all("", {"And", "Or", "Xor"}, 1, logical);
+    r.add("", "Equal", 1, equal);
+    r.add("", "Less", 1, less);
+    r.add("", "LessOrEqual", 12, less_or_equal);
+    r.add("", "Greater", 1, greater);
+    r.add("", "GreaterOrEqual", 12, greater_or_equal);
+    r.add("", "Max", 1, max);
+    r.add("", "Min", 1, min);
+    r.add("", "Sum", 1, sum);
+    r.add("", "Mean", 1, mean);
+    r.add("", "Where", 9, where);
+}
+
+}  // namespace yobx::onnx::ops

@@ -1,0 +1,248 @@
+// yobx/onnx/ops/nn.hpp — convolutions, pooling, normalizations, recurrent layers, detection ops.
+//
+// Convolution and pooling sizes follow ONNX's formulas (pads, strides,
+// dilations, auto_pad, ceil_mode) with symbolic inputs: a 3x3 convolution of
+// stride 2 and pad 1 on `height` gives `(height - 1)//2 + 1`, which the
+// canonical form writes as it is, where onnxruntime's tool writes nested floors.
+#pragma once
+
+#include <yobx/onnx/ops/common.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace yobx::onnx::ops {
+
+namespace detail {
+
+/// Spatial output sizes of a convolution or pooling window over `in` (the
+/// spatial dims), ONNX's and onnxruntime's formula, ceil_mode's last-window rule included.
+inline Shape window_output(NodeContext& ctx, const Shape& in, const std::vector<std::int64_t>& kernel, bool pooling) {
+    const std::size_t n = in.size();
+    if (kernel.size() != n) ctx.fail("kernel has " + std::to_string(kernel.size()) + " dims for " + std::to_string(n) + " spatial dims");
+    const auto list = [&](std::string_view name, std::int64_t fallback, std::size_t len) {
+        auto v = ctx.attr_ints(name).value_or(std::vector<std::int64_t>(len, fallback));
+        if (v.empty()) v.assign(len, fallback);
+        if (v.size() != len) ctx.fail("attribute '" + std::string(name) + "' has " + std::to_string(v.size()) + " values, expected " + std::to_string(len));
+        return v;
+    };
+    const auto strides = list("strides", 1, n), dilations = list("dilations", 1, n), pads = list("pads", 0, 2 * n);
+    const std::string auto_pad = ctx.attr_string("auto_pad", "NOTSET");
+    const bool ceil_mode = pooling && ctx.attr_int("ceil_mode", 0) != 0;
+    Shape out;
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::int64_t s = strides[i], ek = dilations[i] * (kernel[i] - 1) + 1;
+        if (s <= 0) ctx.fail("strides must be positive");
+        const SymInt& d = in[i];
+        if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+            out.push_back(ctx.simplify(ceil_div(d, s)));
+        } else if (auto_pad == "VALID") {
+            out.push_back(ctx.simplify(floordiv(d - ek, s) + 1));
+        } else if (auto_pad == "NOTSET") {
+            const SymInt total = d + pads[i] + pads[i + n] - ek;
+            SymInt o = ctx.simplify((ceil_mode ? ceil_div(total, s) : floordiv(total, s)) + 1);
+            // ceil_mode: a last window that starts in the end padding is dropped
+            if (ceil_mode && pads[i + n] + s > ek) {
+                const SymBool starts_in_pad = (o - 1) * s >= d + pads[i];
+                if (ctx.env().statically_known_true(starts_in_pad)) o = ctx.simplify(o - 1);
+                else if (!ctx.env().statically_known_true(!starts_in_pad)) o = ctx.fresh("ceil_mode window the ShapeEnv could not place");
+            }
+            out.push_back(o);
+        } else {
+            ctx.fail("auto_pad '" + auto_pad + "' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID");
+        }
+    }
+    return out;
+}
+
+/// The kernel's spatial sizes: attribute kernel_shape, else the weight's dims 2..
+inline std::vector<std::int64_t> kernel_of(NodeContext& ctx, std::optional<std::size_t> weight) {
+    if (auto k = ctx.attr_ints("kernel_shape")) return *k;
+    if (!weight) ctx.fail("attribute 'kernel_shape' is required");
+    const Shape& w = ctx.shape(*weight);
+    std::vector<std::int64_t> k;
+    for (std::size_t i = 2; i < w.size(); ++i) {
+        const auto c = w[i].maybe_constant();
+        if (!c) throw UnknownInput{"the kernel's size is not known"};
+        k.push_back(*c);
+    }
+    return k;
+}
+
+inline const Shape& batch_input(NodeContext& ctx, std::size_t i) {
+    const Shape& x = ctx.shape(i);
+    if (x.size() < 3) ctx.fail("input must have rank >= 3, got " + format_shape(x));
+    return x;
+}
+
+}  // namespace detail
+
+/// Conv, ConvInteger, QLinearConv: [N, M, spatial...] with M the weight's first dim.
+inline void conv_at(NodeContext& ctx, std::size_t x, std::size_t w, int out_type) {
+    const Shape& in = detail::batch_input(ctx, x);
+    const Shape& weight = ctx.shape(w);
+    Shape out{in[0], weight.at(0)};
+    const Shape spatial = detail::window_output(ctx, Shape(in.begin() + 2, in.end()), detail::kernel_of(ctx, w), false);
+    out.insert(out.end(), spatial.begin(), spatial.end());
+    ctx.set_output(0, out_type, std::move(out));
+}
+inline void conv(NodeContext& ctx) { conv_at(ctx, 0, 1, ctx.elem_type(0)); }
+inline void conv_integer(NodeContext& ctx) { conv_at(ctx, 0, 1, elem::int32); }
+inline void qlinear_conv(NodeContext& ctx) { conv_at(ctx, 0, 3, ctx.has_input(7) ? ctx.elem_type(7) : elem::uint8); }
+
+/// ConvTranspose: output_shape when given, else stride*(in-1) + output_padding + dilated kernel - pads.
+inline void conv_transpose(NodeContext& ctx) {
+    const Shape& in = detail::batch_input(ctx, 0);
+    const Shape& w = ctx.shape(1);
+    const std::int64_t group = ctx.attr_int("group", 1);
+    Shape out{in[0], ctx.simplify(w.at(1) * group)};
+    const std::size_t n = in.size() - 2;
+    if (auto os = ctx.attr_ints("output_shape")) {
+        if (os->size() < n) ctx.fail("output_shape has fewer values than spatial dims");
+        for (std::size_t i = os->size() - n; i < os->size(); ++i) out.push_back((*os)[i]);
+        return ctx.set_output(0, ctx.elem_type(0), std::move(out));
+    }
+    const auto kernel = detail::kernel_of(ctx, 1);
+    const auto list = [&](std::string_view name, std::int64_t fallback, std::size_t len) {
+        auto v = ctx.attr_ints(name).value_or(std::vector<std::int64_t>(len, fallback));
+        if (v.empty()) v.assign(len, fallback);
+        if (v.size() != len) ctx.fail("attribute '" + std::string(name) + "' has " + std::to_string(v.size()) + " values, expected " + std::to_string(len));
+        return v;
+    };
+    if (kernel.size() != n) ctx.fail("kernel has " + std::to_string(kernel.size()) + " dims for " + std::to_string(n) + " spatial dims");
+    const auto strides = list("strides", 1, n), dilations = list("dilations", 1, n), pads = list("pads", 0, 2 * n),
+               output_padding = list("output_padding", 0, n);
+    const std::string auto_pad = ctx.attr_string("auto_pad", "NOTSET");
+    for (std::size_t i = 0; i < n; ++i) {
+        const SymInt& d = in[i + 2];
+        if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") out.push_back(ctx.simplify(d * strides[i]));
+        else
+            out.push_back(ctx.simplify(strides[i] * (d - 1) + output_padding[i] + ((kernel[i] - 1) * dilations[i] + 1) -
+                                       (auto_pad == "VALID" ? 0 : pads[i] + pads[i + n])));
+    }
+    ctx.set_output(0, ctx.elem_type(0), std::move(out));
+}
+
+/// MaxPool (with its optional Indices), AveragePool, LpPool: [N, C, spatial...].
+inline void pool(NodeContext& ctx) {
+    const Shape& in = detail::batch_input(ctx, 0);
+    Shape out{in[0], in[1]};
+    const Shape spatial = detail::window_output(ctx, Shape(in.begin() + 2, in.end()), detail::kernel_of(ctx, std::nullopt), true);
+    out.insert(out.end(), spatial.begin(), spatial.end());
+    ctx.set_output(1, elem::int64, out);
+    ctx.set_output(0, ctx.elem_type(0), std::move(out));
+}
+
+/// GlobalAveragePool, GlobalMaxPool, GlobalLpPool: [N, C, 1, ...].
+inline void global_pool(NodeContext& ctx) {
+    const Shape& in = detail::batch_input(ctx, 0);
+    Shape out{in[0], in[1]};
+    out.resize(in.size(), SymInt(1));
+    ctx.set_output(0, ctx.elem_type(0), std::move(out));
+}
+
+/// MaxUnpool: output_shape's values when given, else (in-1)*stride + kernel - pads.
+inline void max_unpool(NodeContext& ctx) {
+    const Shape& in = detail::batch_input(ctx, 0);
+    if (ctx.has_input(2)) {
+        if (const auto* v = ctx.values(2)) return ctx.set_output(0, ctx.elem_type(0), Shape(**v));
+        throw UnknownInput{"the values of output_shape are not known"};
+    }
+    const auto kernel = detail::kernel_of(ctx, std::nullopt);
+    const std::size_t n = in.size() - 2;
+    auto strides = ctx.attr_ints("strides").value_or(std::vector<std::int64_t>(n, 1));
+    auto pads = ctx.attr_ints("pads").value_or(std::vector<std::int64_t>(2 * n, 0));
+    if (kernel.size() != n || strides.size() != n || pads.size() != 2 * n) ctx.fail("kernel_shape, strides and pads do not match the rank");
+    Shape out{in[0], in[1]};
+    for (std::size_t i = 0; i < n; ++i) out.push_back(ctx.simplify((in[i + 2] - 1) * strides[i] + kernel[i] - pads[i] - pads[i + n]));
+    ctx.set_output(0, ctx.elem_type(0), std::move(out));
+}
+
+/// BatchNormalization: Y as X; the training outputs (mean, var...) as the scale, [C].
+inline void batch_normalization(NodeContext& ctx) {
+    ctx.set_output(0, ctx.elem_type(0), ctx.shape(0));
+    for (std::size_t i = 1; i < ctx.output_count(); ++i)
+        if (ctx.has_input(1) && ctx.input(1)->shape) ctx.set_output(i, ctx.elem_type(1), ctx.shape(1));
+}
+
+/// LayerNormalization (opset 17): Y as X; Mean and InvStdDev with the normalized axes set to 1.
+inline void layer_normalization(NodeContext& ctx) {
+    const Shape& in = ctx.shape(0);
+    ctx.set_output(0, ctx.elem_type(0), in);
+    const std::int64_t ax = ctx.axis(ctx.attr_int("axis", -1), static_cast<std::int64_t>(in.size()));
+    Shape stats = in;
+    for (std::size_t i = static_cast<std::size_t>(ax); i < stats.size(); ++i) stats[i] = 1;
+    const int stash = static_cast<int>(ctx.attr_int("stash_type", elem::float32));
+    ctx.set_output(1, stash, stats);
+    ctx.set_output(2, stash, stats);
+}
+
+/// RNN, GRU, LSTM: Y [seq, directions, batch, hidden] (layout 0) or [batch, seq, directions, hidden]
+/// (layout 1, opset 14); Y_h and LSTM's Y_c [directions, batch, hidden] or [batch, directions, hidden].
+inline void recurrent(NodeContext& ctx) {
+    const Shape& x = ctx.shape(0);
+    if (x.size() != 3) ctx.fail("X must have rank 3, got " + format_shape(x));
+    const bool batch_first = ctx.opset() >= 14 && ctx.attr_int("layout", 0) == 1;
+    const SymInt seq = batch_first ? x[1] : x[0], batch = batch_first ? x[0] : x[1];
+    const std::int64_t directions = ctx.attr_string("direction", "forward") == "bidirectional" ? 2 : 1;
+    SymInt hidden;
+    if (ctx.attribute("hidden_size")) hidden = ctx.attr_int("hidden_size", 0);
+    else if (ctx.has_input(2) && ctx.input(2)->shape && ctx.input(2)->shape->size() == 3) hidden = ctx.input(2)->shape->at(2);
+    else throw UnknownInput{"hidden_size is not known"};
+    const int t = ctx.elem_type(0);
+    ctx.set_output(0, t, batch_first ? Shape{batch, seq, directions, hidden} : Shape{seq, directions, batch, hidden});
+    const Shape state = batch_first ? Shape{batch, directions, hidden} : Shape{directions, batch, hidden};
+    ctx.set_output(1, t, state);
+    ctx.set_output(2, t, state);
+}
+
+/// RoiAlign: [num_rois, C, output_height, output_width].
+inline void roi_align(NodeContext& ctx) {
+    const Shape &x = ctx.shape(0), &rois = ctx.shape(1);
+    if (x.size() != 4 || rois.size() != 2) ctx.fail("X must have rank 4 and rois rank 2");
+    ctx.set_output(0, ctx.elem_type(0), {rois[0], x[1], ctx.attr_int("output_height", 1), ctx.attr_int("output_width", 1)});
+}
+
+/// MaxRoiPool: [num_rois, C, pooled_shape...].
+inline void max_roi_pool(NodeContext& ctx) {
+    const Shape &x = ctx.shape(0), &rois = ctx.shape(1);
+    const auto pooled = ctx.attr_ints("pooled_shape");
+    if (!pooled || pooled->size() != 2 || x.size() != 4 || rois.size() != 2) ctx.fail("pooled_shape, X or rois do not have the expected ranks");
+    ctx.set_output(0, ctx.elem_type(0), {rois[0], x[1], (*pooled)[0], (*pooled)[1]});
+}
+
+/// NonMaxSuppression: [u, 3] with u the number of boxes kept, known only at run time.
+inline void non_max_suppression(NodeContext& ctx) {
+    ctx.set_output(0, elem::int64, {ctx.fresh("NonMaxSuppression: the number of selected boxes depends on the data"), 3});
+}
+
+/// GridSample: [N, C, grid's spatial dims...].
+inline void grid_sample(NodeContext& ctx) {
+    const Shape &x = ctx.shape(0), &grid = ctx.shape(1);
+    if (grid.size() != x.size() || x.size() < 3) ctx.fail("X and grid must have the same rank >= 3");
+    Shape out{x[0], x[1]};
+    out.insert(out.end(), grid.begin() + 1, grid.end() - 1);
+    ctx.set_output(0, ctx.elem_type(0), std::move(out));
+}
+
+/// The neural-network family in the registry.
+inline void register_nn(OpRegistry& r) {
+    r.add("", "Conv", 1, conv);
+    r.add("", "ConvInteger", 10, conv_integer);
+    r.add("", "QLinearConv", 10, qlinear_conv);
+    r.add("", "ConvTranspose", 1, conv_transpose);
+    r.add_all("", {"MaxPool", "AveragePool", "LpPool"}, 1, pool);
+    r.add_all("", {"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"}, 1, global_pool);
+    r.add("", "MaxUnpool", 9, max_unpool);
+    r.add("", "BatchNormalization", 1, batch_normalization);
+    r.add("", "LayerNormalization", 17, layer_normalization);
+    r.add_all("", {"RNN", "GRU", "LSTM"}, 1, recurrent);
+    r.add("", "RoiAlign", 10, roi_align);
+    r.add("", "MaxRoiPool", 1, max_roi_pool);
+    r.add("", "NonMaxSuppression", 10, non_max_suppression);
+    r.add("", "GridSample", 16, grid_sample);
+}
+
+}  // namespace yobx::onnx::ops

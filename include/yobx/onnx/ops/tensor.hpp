@@ -1,0 +1,502 @@
+// yobx/onnx/ops/tensor.hpp — operators that move, cut and rebuild tensors, and shape computations.
+//
+// Shape, Size, Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Concat, Split,
+// Slice, Gather*, Expand, Tile, Pad, DepthToSpace, SpaceToDepth, Resize,
+// Upsample, NonZero, Compress, Unique. The ops the proposal names for partial
+// data propagation compute the values of 1-D shape tensors, symbolically, so
+// that a Reshape after Shape -> Gather -> Concat knows its target.
+#pragma once
+
+#include <yobx/onnx/ops/common.hpp>
+#include <yobx/shape/inference.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace yobx::onnx::ops {
+
+/// Shape (start and end since opset 15): the input's dimensions as values.
+inline void shape_of(NodeContext& ctx) {
+    const Shape& in = ctx.shape(0);
+    const std::int64_t start = ctx.opset() >= 15 ? ctx.attr_int("start", 0) : 0;
+    const std::int64_t end = ctx.opset() >= 15 ? ctx.attr_int("end", std::numeric_limits<std::int64_t>::max())
+                                               : std::numeric_limits<std::int64_t>::max();
+    Shape v = shape::shape_values(in, start, end);
+    const auto n = static_cast<std::int64_t>(v.size());
+    ctx.set_output(0, elem::int64, {n}, std::vector<SymInt>(v.begin(), v.end()));
+}
+
+/// Size: the element count as a scalar value.
+inline void size_of(NodeContext& ctx) {
+    ctx.set_output(0, elem::int64, {}, std::vector<SymInt>{numel(ctx, ctx.shape(0))});
+}
+
+/// The input's values carried to an output of rank <= 1 with a constant length.
+inline std::optional<std::vector<SymInt>> carried_values(const NodeContext& ctx, std::size_t i, const Shape& out) {
+    const auto* v = ctx.values(i);
+    if (v == nullptr || out.size() > 1) return std::nullopt;
+    const auto n = out.empty() ? std::optional<std::int64_t>(1) : out[0].maybe_constant();
+    if (!n || static_cast<std::size_t>(*n) != (*v)->size()) return std::nullopt;
+    return **v;
+}
+
+/// Reshape (allowzero since opset 14); the target from data propagation. An entry
+/// the ShapeEnv cannot settle, or a target nobody knows, gives fresh symbols.
+inline void reshape(NodeContext& ctx) {
+    const Shape& in = ctx.shape(0);
+    const bool allowzero = ctx.opset() >= 14 && ctx.attr_int("allowzero", 0) != 0;
+    Shape out;
+    if (ctx.opset() < 5) {
+        const auto s = ctx.attr_ints("shape");
+        if (!s) ctx.fail("attribute 'shape' is required");
+        out = shape::reshape(ctx.env(), in, Shape(s->begin(), s->end()), false);
+    } else {
+        const Shape& target = ctx.shape(1);
+        if (target.size() != 1 || !target[0].maybe_constant()) throw UnknownInput{"the length of the target shape is not known"};
+        const std::int64_t n = *target[0].maybe_constant();
+        if (const auto* v = ctx.values(1)) {
+            const Shape t(**v);
+            out = guarded(
+                ctx, [&] { return shape::reshape(ctx.env(), in, t, allowzero); },
+                [&] {
+                    Shape o;
+                    for (std::size_t i = 0; i < t.size(); ++i) {
+                        const auto c = t[i].maybe_constant();
+                        if (c == 0 && !allowzero && i < in.size()) o.push_back(in[i]);
+                        else if (c && *c > 0) o.push_back(t[i]);
+                        else if (!c && ctx.env().statically_known_true(t[i] > 0)) o.push_back(t[i]);
+                        else o.push_back(ctx.fresh("Reshape entry the ShapeEnv could not settle"));
+                    }
+                    return o;
+                });
+        } else if (n == 1) {
+            out.push_back(numel(ctx, in));
+        } else {
+            for (std::int64_t i = 0; i < n; ++i) out.push_back(ctx.fresh("Reshape to a target whose values are not known"));
+        }
+    }
+    auto values = carried_values(ctx, 0, out);
+    ctx.set_output(0, ctx.elem_type(0), std::move(out), std::move(values));
+}
+
+/// Flatten(axis): [product of the dims before axis, product of the rest].
+inline void flatten(NodeContext& ctx) {
+    const Shape& in = ctx.shape(0);
+    const auto r = static_cast<std::int64_t>(in.size());
+    std::int64_t axis = ctx.attr_int("axis", 1);
+    if (axis < -r || axis > r) ctx.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(r));
+    if (axis < 0) axis += r;
+    const Shape a(in.begin(), in.begin() + axis), b(in.begin() + axis, in.end());
+    ctx.set_output(0, ctx.elem_type(0), {numel(ctx, a), numel(ctx, b)});
+}
+
+/// Squeeze (axes an input since opset 13); without axes every dimension proven 1.
+inline void squeeze(NodeContext& ctx) {
+    const Shape& in = ctx.shape(0);
+    const auto axes = ints_from(ctx, "axes", 1, 13);
+    Shape out = guarded(
+        ctx, [&] { return shape::squeeze(ctx.env(), in, axes); },
+        [&]() -> Shape { throw UnknownInput{"which dimensions are 1 is not known"}; });
+    auto values = carried_values(ctx, 0, out);
+    ctx.set_output(0, ctx.elem_type(0), std::move(out), std::move(values));
+}
+
+/// Unsqueeze (axes an input since opset 13).
+inline void unsqueeze(NodeContext& ctx) {
+    const auto axes = ints_from(ctx, "axes", 1, 13);
+    if (!axes) ctx.fail("axes are required");
+    Shape out = shape::unsqueeze(ctx.shape(0), *axes);
+    auto values = carried_values(ctx, 0, out);
+    ctx.set_output(0, ctx.elem_type(0), std::move(out), std::move(values));
+}
+
+/// Transpose(perm), reversed by default.
+inline void transpose(NodeContext& ctx) {
+    Shape out = shape::transpose(ctx.shape(0), ctx.attr_ints("perm"));
+    auto values = carried_values(ctx, 0, out);
+    ctx.set_output(0, ctx.elem_type(0), std::move(out), std::move(values));
+}
+
+/// Concat(axis); values concatenated when every input has them.
+inline void concat(NodeContext& ctx) {
+    std::vector<Shape> shapes;
+    for (std::size_t i = 0; i < ctx.input_count(); ++i)
+        if (ctx.has_input(i)) shapes.push_back(ctx.shape(i));
+    if (shapes.empty()) ctx.fail("no inputs");
+    const std::int64_t axis = ctx.attr_int("axis", ctx.opset() < 4 ? 1 : std::numeric_limits<std::int64_t>::min());
+    if (axis == std::numeric_limits<std::int64_t>::min()) ctx.fail("attribute 'axis' is required");
+    Shape out = guarded(
+        ctx, [&] { return shape::concat(ctx.env(), shapes, axis); },
+        [&] {
+            Shape o = shapes[0];
+            const std::int64_t ax = ctx.axis(axis, static_cast<std::int64_t>(o.size()));
+            for (std::size_t k = 1; k < shapes.size(); ++k) o[static_cast<std::size_t>(ax)] += shapes[k][static_cast<std::size_t>(ax)];
+            o[static_cast<std::size_t>(ax)] = ctx.simplify(o[static_cast<std::size_t>(ax)]);
+            return o;
+        });
+    std::optional<std::vector<SymInt>> values;
+    if (out.size() == 1) {
+        values.emplace();
+        for (std::size_t i = 0; i < ctx.input_count() && values; ++i) {
+            if (!ctx.has_input(i)) continue;
+            if (const auto* v = ctx.values(i)) values->insert(values->end(), (*v)->begin(), (*v)->end());
+            else values.reset();
+        }
+    }
+    ctx.set_output(0, ctx.elem_type(0), std::move(out), std::move(values));
+}
+
+/// Split: sizes from `split` (an attribute before opset 13, an input since), or
+/// `num_outputs` (opset 18: chunks of ceil(d / n), the last one smaller), or equal parts.
+inline void split(NodeContext& ctx) {
+    const Shape& in = ctx.shape(0);
+    const std::int64_t ax = ctx.axis(ctx.attr_int("axis", 0), static_cast<std::int64_t>(in.size()));
+    const SymInt d = in[static_cast<std::size_t>(ax)];
+    const auto sizes = ints_from(ctx, "split", 1, 13);
+    const std::size_t n = ctx.output_count();
+    std::vector<SymInt> parts;
+    if (sizes) {
+        if (sizes->size() != n)
+            ctx.fail("split has " + std::to_string(sizes->size()) + " entries for " + std::to_string(n) + " outputs");
+        for (auto s : *sizes) parts.push_back(s);
+    } else if (ctx.opset() >= 18 && ctx.attribute("num_outputs")) {
+        const std::int64_t k = ctx.attr_int("num_outputs", 1);
+        if (k < 1 || static_cast<std::size_t>(k) != n) ctx.fail("num_outputs is " + std::to_string(k) + " for " + std::to_string(n) + " outputs");
+        const SymInt chunk = ctx.simplify(ceil_div(d, k));
+        for (std::size_t i = 0; i + 1 < n; ++i) parts.push_back(chunk);
+        parts.push_back(ctx.simplify(d - chunk * static_cast<std::int64_t>(n - 1)));
+    } else {
+        for (std::size_t i = 0; i < n; ++i) parts.push_back(ctx.simplify(floordiv(d, static_cast<std::int64_t>(n))));
+    }
+    const auto* v = ctx.values(0);
+    std::int64_t offset = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        Shape out = in;
+        out[static_cast<std::size_t>(ax)] = parts[i];
+        std::optional<std::vector<SymInt>> values;
+        const auto len = parts[i].maybe_constant();
+        if (v && in.size() == 1 && len && offset >= 0 && offset + *len <= static_cast<std::int64_t>((*v)->size()))
+            values = std::vector<SymInt>((*v)->begin() + offset, (*v)->begin() + offset + *len);
+        offset = len ? offset + *len : -1;
+        ctx.set_output(i, ctx.elem_type(0), std::move(out), std::move(values));
+    }
+}
+
+/// Slice: starts, ends, axes, steps as attributes before opset 10, inputs since.
+/// Starts or ends nobody knows give a fresh symbol for each sliced dimension.
+inline void slice(NodeContext& ctx) {
+    const Shape& in = ctx.shape(0);
+    std::optional<std::vector<SymInt>> starts, ends;
+    std::optional<std::vector<std::int64_t>> axes, steps;
+    if (ctx.opset() < 10) {
+        const auto s = ctx.attr_ints("starts"), e = ctx.attr_ints("ends");
+        if (!s || !e) ctx.fail("attributes 'starts' and 'ends' are required");
+        starts.emplace(s->begin(), s->end());
+        ends.emplace(e->begin(), e->end());
+        axes = ctx.attr_ints("axes");
+    } else {
+        if (const auto* v = ctx.values(1)) starts = **v;
+        if (const auto* v = ctx.values(2)) ends = **v;
+        axes = ints_from(ctx, "axes", 3, 10);
+        steps = ints_from(ctx, "steps", 4, 10);
+    }
+    const auto count = [&]() -> std::int64_t {
+        if (starts) return static_cast<std::int64_t>(starts->size());
+        const Shape& s = ctx.shape(1);
+        if (s.size() != 1 || !s[0].maybe_constant()) throw UnknownInput{"the number of sliced axes is not known"};
+        return *s[0].maybe_constant();
+    }();
+    const auto axis_of = [&](std::int64_t k) { return ctx.axis(axes ? (*axes)[static_cast<std::size_t>(k)] : k, static_cast<std::int64_t>(in.size())); };
+    const auto unknown_bounds = [&] {
+        Shape o = in;
+        for (std::int64_t k = 0; k < count; ++k) o[static_cast<std::size_t>(axis_of(k))] = ctx.fresh("Slice with bounds that are not known");
+        return o;
+    };
+    if (axes && static_cast<std::int64_t>(axes->size()) != count) ctx.fail("axes and starts differ in length");
+    Shape out = starts && ends ? guarded(ctx, [&] { return shape::slice(ctx.env(), in, *starts, *ends, axes, steps); }, unknown_bounds)
+                               : unknown_bounds();
+    std::optional<std::vector<SymInt>> values;
+    const auto* v = ctx.values(0);
+    if (v && in.size() == 1 && starts && ends && starts->size() == 1) {
+        const auto s = (*starts)[0].maybe_constant(), e = (*ends)[0].maybe_constant();
+        if (s && e) {
+            values.emplace();
+            for (std::int64_t i : shape::detail::slice_indices(static_cast<std::int64_t>((*v)->size()), *s, *e, steps ? (*steps)[0] : 1))
+                values->push_back((**v)[static_cast<std::size_t>(i)]);
+        }
+    }
+    ctx.set_output(0, ctx.elem_type(0), std::move(out), std::move(values));
+}
+
+/// Gather(axis); the values of a 1-D shape tensor are gathered at constant indices.
+inline void gather(NodeContext& ctx) {
+    const Shape& data = ctx.shape(0);
+    const std::int64_t ax = ctx.axis(ctx.attr_int("axis", 0), static_cast<std::int64_t>(data.size()));
+    Shape out = shape::gather(data, ctx.shape(1), ax);
+    std::optional<std::vector<SymInt>> values;
+    const auto* v = ctx.values(0);
+    const auto idx = ctx.constant_values(1);
+    if (v && idx && data.size() == 1 && out.size() <= 1) {
+        const auto n = static_cast<std::int64_t>((*v)->size());
+        values.emplace();
+        for (auto i : *idx) {
+            if (i < -n || i >= n) ctx.fail("index " + std::to_string(i) + " is out of range for a dimension of size " + std::to_string(n));
+            values->push_back((**v)[static_cast<std::size_t>(i < 0 ? i + n : i)]);
+        }
+    }
+    ctx.set_output(0, ctx.elem_type(0), std::move(out), std::move(values));
+}
+
+/// GatherElements: the indices' shape.
+inline void gather_elements(NodeContext& ctx) { ctx.set_output(0, ctx.elem_type(0), ctx.shape(1)); }
+
+/// GatherND(batch_dims): indices[:-1] followed by data[batch_dims + indices[-1]:].
+inline void gather_nd(NodeContext& ctx) {
+    const Shape &data = ctx.shape(0), &idx = ctx.shape(1);
+    const std::int64_t b = ctx.attr_int("batch_dims", 0);
+    if (idx.empty()) ctx.fail("indices must have rank >= 1");
+    const auto last = idx.back().maybe_constant();
+    if (!last) throw UnknownInput{"the last dimension of the indices is not known"};
+    if (b < 0 || b + *last > static_cast<std::int64_t>(data.size()))
+        ctx.fail("batch_dims " + std::to_string(b) + " and index length " + std::to_string(*last) + " exceed the data's rank " +
+                 std::to_string(data.size()));
+    Shape out(idx.begin(), idx.end() - 1);
+    out.insert(out.end(), data.begin() + b + *last, data.end());
+    ctx.set_output(0, ctx.elem_type(0), std::move(out));
+}
+
+/// Expand to the values of input 1; unknown values give fresh symbols for the dimensions they decide.
+inline void expand(NodeContext& ctx) {
+    const Shape& in = ctx.shape(0);
+    const Shape& ts = ctx.shape(1);
+    if (ts.size() != 1 || !ts[0].maybe_constant()) throw UnknownInput{"the length of the target shape is not known"};
+    const std::int64_t n = *ts[0].maybe_constant();
+    const auto unknown = [&] {
+        Shape o = in;
+        if (n > static_cast<std::int64_t>(o.size())) o.insert(o.begin(), static_cast<std::size_t>(n - static_cast<std::int64_t>(o.size())), SymInt(1));
+        // a dimension of the input other than 1 stays (the target is 1 or equal there); the rest is unknown
+        for (std::size_t i = o.size() - static_cast<std::size_t>(n); i < o.size(); ++i)
+            if (!o[i].maybe_constant() || o[i].maybe_constant() == 1) o[i] = ctx.fresh("Expand to a shape whose values are not known");
+        return o;
+    };
+    Shape out;
+    if (const auto* v = ctx.values(1)) {
+        const Shape target(**v);
+        out = guarded(ctx, [&] { return shape::expand(ctx.env(), in, target, ctx.policy()); }, unknown);
+    } else {
+        out = unknown();
+    }
+    std::optional<std::vector<SymInt>> values;
+    if (const auto* v = ctx.values(0); v && out.size() <= 1) {
+        const auto len = out.empty() ? std::optional<std::int64_t>(1) : out[0].maybe_constant();
+        if (len && *len <= SymTensor::max_values && ((*v)->size() == 1 || static_cast<std::int64_t>((*v)->size()) == *len)) {
+            values.emplace();
+            for (std::int64_t i = 0; i < *len; ++i) values->push_back((**v)[(*v)->size() == 1 ? 0 : static_cast<std::size_t>(i)]);
+        }
+    }
+    ctx.set_output(0, ctx.elem_type(0), std::move(out), std::move(values));
+}
+
+/// Tile(repeats): each dimension times its repeat.
+inline void tile(NodeContext& ctx) {
+    const Shape& in = ctx.shape(0);
+    Shape out = in;
+    const auto* r = ctx.values(1);
+    if (r != nullptr && (*r)->size() != in.size())
+        ctx.fail("repeats has " + std::to_string((*r)->size()) + " values for rank " + std::to_string(in.size()));
+    for (std::size_t i = 0; i < in.size(); ++i)
+        out[i] = r ? ctx.simplify(in[i] * (**r)[i]) : ctx.fresh("Tile with repeats that are not known");
+    ctx.set_output(0, ctx.elem_type(0), std::move(out));
+}
+
+/// Pad: pads an attribute before opset 11, an input since; axes (opset 18) an input.
+inline void pad(NodeContext& ctx) {
+    const Shape& in = ctx.shape(0);
+    const auto r = static_cast<std::int64_t>(in.size());
+    std::optional<std::vector<SymInt>> pads;
+    if (ctx.opset() < 11) {
+        const auto p = ctx.attr_ints(ctx.opset() < 2 ? "paddings" : "pads");
+        if (!p) ctx.fail("attribute 'pads' is required");
+        pads.emplace(p->begin(), p->end());
+    } else if (const auto* v = ctx.values(1)) {
+        pads = **v;
+    }
+    std::vector<std::int64_t> axes;
+    if (auto a = ctx.opset() >= 18 ? ints_from(ctx, "axes", 3, 18) : std::nullopt) {
+        for (auto x : *a) axes.push_back(ctx.axis(x, r));
+    } else {
+        for (std::int64_t i = 0; i < r; ++i) axes.push_back(i);
+    }
+    Shape out = in;
+    if (!pads) {
+        for (auto a : axes) out[static_cast<std::size_t>(a)] = ctx.fresh("Pad with pads that are not known");
+    } else {
+        if (pads->size() != 2 * axes.size())
+            ctx.fail("pads has " + std::to_string(pads->size()) + " values for " + std::to_string(axes.size()) + " axes");
+        for (std::size_t k = 0; k < axes.size(); ++k) {
+            auto& d = out[static_cast<std::size_t>(axes[k])];
+            d = ctx.simplify(d + (*pads)[k] + (*pads)[k + axes.size()]);
+        }
+    }
+    ctx.set_output(0, ctx.elem_type(0), std::move(out));
+}
+
+/// DepthToSpace(blocksize): [N, C/(b*b), H*b, W*b].
+inline void depth_to_space(NodeContext& ctx) {
+    const Shape& in = ctx.shape(0);
+    if (in.size() != 4) ctx.fail("input must have rank 4, got " + format_shape(in));
+    const std::int64_t b = ctx.attr_int("blocksize", 0);
+    if (b <= 0) ctx.fail("blocksize must be positive");
+    ctx.set_output(0, ctx.elem_type(0),
+                   {in[0], ctx.simplify(floordiv(in[1], b * b)), ctx.simplify(in[2] * b), ctx.simplify(in[3] * b)});
+}
+/// SpaceToDepth(blocksize): [N, C*b*b, H/b, W/b].
+inline void space_to_depth(NodeContext& ctx) {
+    const Shape& in = ctx.shape(0);
+    if (in.size() != 4) ctx.fail("input must have rank 4, got " + format_shape(in));
+    const std::int64_t b = ctx.attr_int("blocksize", 0);
+    if (b <= 0) ctx.fail("blocksize must be positive");
+    ctx.set_output(0, ctx.elem_type(0),
+                   {in[0], ctx.simplify(in[1] * (b * b)), ctx.simplify(floordiv(in[2], b)), ctx.simplify(floordiv(in[3], b))});
+}
+
+namespace detail {
+
+/// floor(d * scale) with scale read as the float32 the runtimes compute with: a
+/// float is m * 2^-k, so the floor is (d*m)//2^k, exact for a symbolic d.
+inline SymInt scaled(const NodeContext& ctx, const SymInt& d, double scale) {
+    const auto f = static_cast<float>(scale);
+    if (const auto c = d.maybe_constant()) return static_cast<std::int64_t>(std::floor(static_cast<double>(f) * static_cast<double>(*c)));
+    int e = 0;
+    const double m = std::frexp(static_cast<double>(f), &e);  // f = m * 2^e, 0.5 <= m < 1
+    auto mant = static_cast<std::int64_t>(std::ldexp(m, 24));
+    std::int64_t k = 24 - e;
+    while (k > 0 && mant % 2 == 0) {
+        mant /= 2;
+        --k;
+    }
+    if (k <= 0) return ctx.simplify(d * (mant << -k));
+    if (k > 62) return SymInt(0);
+    return ctx.simplify(floordiv(d * mant, std::int64_t{1} << k));
+}
+
+}  // namespace detail
+
+/// Resize (opset 10: scales; 11: roi, scales, sizes; 18: axes, keep_aspect_ratio_policy) and Upsample.
+inline void resize(NodeContext& ctx) {
+    const Shape& in = ctx.shape(0);
+    const auto r = static_cast<std::int64_t>(in.size());
+    std::optional<std::vector<double>> scales;
+    const std::optional<std::vector<SymInt>>* sizes = nullptr;
+    if (ctx.op_type() == "Upsample" && ctx.opset() < 9) {
+        scales = ctx.attr_floats("scales");
+    } else if (ctx.opset() < 11) {
+        scales = ctx.real_values(1);
+    } else {
+        if (ctx.has_input(3)) sizes = ctx.values(3);
+        if (ctx.has_input(2) && !(ctx.input(2)->shape && !ctx.input(2)->shape->empty() && ctx.input(2)->shape->at(0).maybe_constant() == 0))
+            scales = ctx.real_values(2);
+        if (scales && scales->empty()) scales.reset();
+    }
+    std::vector<std::int64_t> axes;
+    if (auto a = ctx.opset() >= 18 ? ctx.attr_ints("axes") : std::nullopt) {
+        for (auto x : *a) axes.push_back(ctx.axis(x, r));
+    } else {
+        for (std::int64_t i = 0; i < r; ++i) axes.push_back(i);
+    }
+    Shape out = in;
+    const std::string policy = ctx.attr_string("keep_aspect_ratio_policy", "stretch");
+    if (sizes && policy != "stretch") {
+        // one scale for every axis: the smallest (not_larger) or largest (not_smaller) ratio
+        std::optional<double> s;
+        for (std::size_t k = 0; k < axes.size(); ++k) {
+            const auto want = (**sizes)[k].maybe_constant();
+            const auto have = in[static_cast<std::size_t>(axes[k])].maybe_constant();
+            if (!want || !have || *have == 0) throw UnknownInput{"keep_aspect_ratio_policy with sizes that are not constant"};
+            const double ratio = static_cast<double>(*want) / static_cast<double>(*have);
+            s = !s ? ratio : policy == "not_larger" ? std::min(*s, ratio) : std::max(*s, ratio);
+        }
+        for (auto a : axes) {
+            auto& d = out[static_cast<std::size_t>(a)];
+            d = static_cast<std::int64_t>(std::round(*s * static_cast<double>(*d.maybe_constant())));
+        }
+    } else if (sizes) {
+        if ((*sizes)->size() != axes.size()) ctx.fail("sizes has " + std::to_string((*sizes)->size()) + " values for " + std::to_string(axes.size()) + " axes");
+        for (std::size_t k = 0; k < axes.size(); ++k) out[static_cast<std::size_t>(axes[k])] = (**sizes)[k];
+    } else if (scales) {
+        if (scales->size() != axes.size()) ctx.fail("scales has " + std::to_string(scales->size()) + " values for " + std::to_string(axes.size()) + " axes");
+        for (std::size_t k = 0; k < axes.size(); ++k) {
+            auto& d = out[static_cast<std::size_t>(axes[k])];
+            d = detail::scaled(ctx, d, (*scales)[k]);
+        }
+    } else {
+        for (auto a : axes) out[static_cast<std::size_t>(a)] = ctx.fresh("Resize with scales and sizes that are not known");
+    }
+    ctx.set_output(0, ctx.elem_type(0), std::move(out));
+}
+
+/// NonZero: [rank, u] with u the data-dependent count.
+inline void nonzero(NodeContext& ctx) {
+    ctx.set_output(0, elem::int64, {ctx.rank(0), ctx.fresh("NonZero: the count of non-zero elements depends on the data")});
+}
+
+/// Compress(axis): the axis (or the flattened input) becomes data-dependent.
+inline void compress(NodeContext& ctx) {
+    const Shape& in = ctx.shape(0);
+    const SymInt u = ctx.fresh("Compress: the count of selected elements depends on the data");
+    if (!ctx.attribute("axis")) return ctx.set_output(0, ctx.elem_type(0), {u});
+    Shape out = in;
+    out[static_cast<std::size_t>(ctx.axis(ctx.attr_int("axis", 0), static_cast<std::int64_t>(in.size())))] = u;
+    ctx.set_output(0, ctx.elem_type(0), std::move(out));
+}
+
+/// Unique(axis): Y, indices, inverse_indices, counts.
+inline void unique(NodeContext& ctx) {
+    const Shape& in = ctx.shape(0);
+    const SymInt u = ctx.fresh("Unique: the count of distinct values depends on the data");
+    if (!ctx.attribute("axis")) {
+        ctx.set_output(0, ctx.elem_type(0), {u});
+        ctx.set_output(2, elem::int64, {numel(ctx, in)});
+    } else {
+        const auto ax = static_cast<std::size_t>(ctx.axis(ctx.attr_int("axis", 0), static_cast<std::int64_t>(in.size())));
+        Shape out = in;
+        out[ax] = u;
+        ctx.set_output(0, ctx.elem_type(0), std::move(out));
+        ctx.set_output(2, elem::int64, {in[ax]});
+    }
+    ctx.set_output(1, elem::int64, {u});
+    ctx.set_output(3, elem::int64, {u});
+}
+
+/// The tensor family in the registry.
+inline void register_tensor(OpRegistry& r) {
+    r.add("", "Shape", 1, shape_of);
+    r.add("", "Size", 1, size_of);
+    r.add("", "Reshape", 1, reshape);
+    r.add("", "Flatten", 1, flatten);
+    r.add("", "Squeeze", 1, squeeze);
+    r.add("", "Unsqueeze", 1, unsqueeze);
+    r.add("", "Transpose", 1, transpose);
+    r.add("", "Concat", 1, concat);
+    r.add("", "Split", 1, split);
+    r.add("", "Slice", 1, slice);
+    r.add("", "Gather", 1, gather);
+    r.add("", "GatherElements", 11, gather_elements);
+    r.add("", "GatherND", 11, gather_nd);
+    r.add("", "Expand", 8, expand);
+    r.add("", "Tile", 6, tile);
+    r.add("", "Pad", 1, pad);
+    r.add("", "DepthToSpace", 1, depth_to_space);
+    r.add("", "SpaceToDepth", 1, space_to_depth);
+    r.add("", "Resize", 10, resize);
+    r.add("", "Upsample", 7, resize);
+    r.add("", "NonZero", 9, nonzero);
+    r.add("", "Compress", 9, compress);
+    r.add("", "Unique", 11, unique);
+}
+
+}  // namespace yobx::onnx::ops

@@ -1,0 +1,80 @@
+// yobx-onnx-shapes: infers the shape of every value of an ONNX model and writes it in.
+//
+//   yobx-onnx-shapes IN.onnx OUT.onnx [--report FILE] [--strict] [--hint NAME=VALUE]... [--op-profiles FILE]
+//
+// Prints a one-line summary; --report writes the JSON report. Any error is one
+// line on stderr, exit status 1, and no OUT.onnx.
+#include <yobx/adapters/onnx.hpp>
+
+#include <charconv>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <string_view>
+
+namespace {
+
+constexpr const char* usage =
+    "usage: yobx-onnx-shapes IN.onnx OUT.onnx [--report FILE] [--strict] [--hint NAME=VALUE]... [--op-profiles FILE]";
+
+std::string read_text(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw yobx::value_error("cannot open '" + path + "'");
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+int run(int argc, char** argv) {
+    std::string in, out, report_path;
+    yobx::onnx::InferenceOptions options;
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view a = argv[i];
+        const auto value = [&]() -> std::string {
+            if (i + 1 >= argc) throw yobx::value_error(std::string(a) + " needs a value");
+            return argv[++i];
+        };
+        if (a == "--report") report_path = value();
+        else if (a == "--strict") options.strict = true;
+        else if (a == "--op-profiles") options.op_profiles = yobx::onnx::OpProfiles::from_json(read_text(value()));
+        else if (a == "--hint") {
+            const std::string h = value();
+            const auto eq = h.find('=');
+            std::int64_t v = 0;
+            const char* end = h.data() + h.size();
+            if (eq == std::string::npos || eq == 0 || std::from_chars(h.data() + eq + 1, end, v).ptr != end || eq + 1 == h.size() || v < 0)
+                throw yobx::value_error("--hint '" + h + "': expected NAME=VALUE with VALUE a size (an integer >= 0)");
+            options.hints[h.substr(0, eq)] = v;
+        } else if (a == "--help" || a == "-h") {
+            std::cout << usage << "\n";
+            return 0;
+        } else if (!a.empty() && a[0] == '-') {
+            throw yobx::value_error("unknown option '" + std::string(a) + "'");
+        } else if (in.empty()) in = a;
+        else if (out.empty()) out = a;
+        else throw yobx::value_error("unexpected argument '" + std::string(a) + "'");
+    }
+    if (in.empty() || out.empty()) throw yobx::value_error("IN.onnx and OUT.onnx are required");
+    ::onnx::ModelProto model = yobx::onnx::load_model(in);
+    const yobx::onnx::ShapeReport report = yobx::onnx::infer_shapes(model, options);
+    if (!report_path.empty()) {
+        std::ofstream r(report_path, std::ios::binary | std::ios::trunc);
+        if (!r || !(r << report.to_json())) throw yobx::value_error("cannot write the report '" + report_path + "'");
+    }
+    yobx::onnx::save_model(model, out);
+    std::cout << "yobx-onnx-shapes: " << report.summary() << "\n";
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    try {
+        return run(argc, argv);
+    } catch (const std::exception& e) {
+        std::cerr << "yobx-onnx-shapes: " << e.what() << "\n" << usage << "\n";
+        return 1;
+    }
+}
