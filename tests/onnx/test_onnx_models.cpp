@@ -201,3 +201,36 @@ void run_node_tests(bool symbolic) {
 TEST_CASE("ONNX node tests of covered operators give the expected output shapes, inputs concrete") { run_node_tests(false); }
 
 TEST_CASE("ONNX node tests of covered operators give the expected output shapes, input dims symbolic") { run_node_tests(true); }
+
+#ifdef YOBX_ONNX_LIGHT_DIR
+// The nine real networks libonnx-testdata ships in data/light (ONNX 1.17, Debian 13):
+// every value gets a known shape, every dim a constant, and the output the expected dims.
+TEST_CASE("the real networks of data/light come out with every shape known") {
+    std::vector<fs::path> nets;
+    for (const auto& e : fs::directory_iterator(YOBX_ONNX_LIGHT_DIR))
+        if (e.path().extension() == ".onnx") nets.push_back(e.path());
+    std::sort(nets.begin(), nets.end());
+    CHECK(nets.size() == 9);
+    for (const auto& p : nets) {
+        CAPTURE(p);
+        ::onnx::ModelProto m = yobx::onnx::load_model(p.string());
+        m.mutable_graph()->clear_value_info();
+        for (auto& o : *m.mutable_graph()->mutable_output()) o.mutable_type()->mutable_tensor_type()->clear_shape();
+        const auto report = infer_shapes(m);
+        CHECK(report.node_errors.empty());
+        CHECK(report.not_covered.empty());
+        CHECK(report.unknown_rank == 0);
+        CHECK(report.symbolic == 0);
+        CHECK(report.fresh == 0);
+        CHECK(report.constant == report.dims);
+        CHECK(report.values >= static_cast<std::size_t>(m.graph().node_size()));
+        fs::path expected_path = p;
+        expected_path.replace_filename(p.stem().string() + "_output_0.pb");
+        const auto expected = read_tensor(expected_path);
+        const auto& shape = m.graph().output(0).type().tensor_type().shape();
+        REQUIRE(shape.dim_size() == expected.dims_size());
+        for (int j = 0; j < expected.dims_size(); ++j) CHECK(shape.dim(j).dim_value() == expected.dims(j));
+        std::cout << p.filename().string() << ": " << report.summary() << "\n";
+    }
+}
+#endif

@@ -335,7 +335,9 @@ public:
         } catch (const UnknownInput&) {
             fallback(node, ctx);
         } catch (const GuardOnDataDependentSymNode& e) {
-            throw value_error("node " + where + ": " + e.what());
+            throw value_error("node " + where + ": strict mode cannot decide " + e.condition() +
+                              " from the model's dims; without strict mode ONNX's rule gives a fresh symbol, and hints "
+                              "(--hint NAME=VALUE) make a draft walk that records the assumption");
         } catch (const yobx::error& e) {
             if (options_.strict) throw value_error("node " + where + ": " + e.what());
             report_.node_errors.push_back({where, e.what()});
@@ -442,6 +444,14 @@ public:
             return out;
         };
         if (node.op_type() == "If") {
+            // a condition data propagation knows takes one branch: the other is never run (and may
+            // not even be valid for these inputs, as ONNX's own function bodies show)
+            if (const auto c = ctx.constant_values(0); c && c->size() == 1) {
+                const auto taken = outputs_of(graph((*c)[0] != 0 ? "then_branch" : "else_branch"), {});
+                for (std::size_t k = 0; k < ctx.output_count() && k < taken.size(); ++k)
+                    if (taken[k]) ctx.set_output(k, *taken[k]);
+                return;
+            }
             const auto a = outputs_of(graph("then_branch"), {});
             const auto b = outputs_of(graph("else_branch"), {});
             for (std::size_t k = 0; k < ctx.output_count() && k < a.size() && k < b.size(); ++k)
@@ -692,7 +702,10 @@ private:
         std::optional<std::int64_t> hint;
         if (const auto it = options_.hints.find(name); it != options_.hints.end()) hint = it->second;
         input_symbols_.insert(name);
-        return env_.create_symbol(name, hint, ValueRange::size());
+        // a named dim is at least 1, as onnxruntime's tool and torch.export (2) assume: without it a
+        // Reshape entry `batch` could be the 0 that copies the input's dim, and nothing would be known
+        // (a hint of 0 says the user means empty tensors: then [0, oo])
+        return env_.create_symbol(name, hint, ValueRange{hint == 0 ? 0 : 1, ValueRange::inf});
     }
 
     SymInt fresh_symbol(const std::string& where, const std::string& op, const std::string& why) {

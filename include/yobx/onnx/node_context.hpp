@@ -180,6 +180,10 @@ public:
     /// Writes output i (an index past the node's outputs is ignored: optional outputs).
     void set_output(std::size_t i, TensorInfo t) {
         if (i >= outputs_.size()) return;
+        if (t.shape)
+            for (const auto& d : *t.shape)
+                if (const auto c = d.maybe_constant(); c && *c < 0)
+                    fail("output " + std::to_string(i) + " would have a negative dimension: " + format_shape(*t.shape));
         if (t.values && (!elem::holds_shape_values(t.elem_type) || !t.shape || t.shape->size() > 1)) t.values.reset();
         outputs_[i] = std::move(t);
     }

@@ -19,8 +19,8 @@ inline void constant(NodeContext& ctx) {
     if (const Attribute* a = ctx.attribute("value"); a && a->tensor) return ctx.set_output(0, *a->tensor);
     if (const Attribute* a = ctx.attribute("value_int")) return ctx.set_output(0, elem::int64, {}, std::vector<SymInt>{a->i});
     if (const Attribute* a = ctx.attribute("value_ints")) {
-        std::vector<SymInt> v(a->ints.begin(), a->ints.end());
-        return ctx.set_output(0, elem::int64, {static_cast<std::int64_t>(v.size())}, std::move(v));
+        const auto n = static_cast<std::int64_t>(a->ints.size());  // before the move: arguments have no order
+        return ctx.set_output(0, elem::int64, {n}, std::vector<SymInt>(a->ints.begin(), a->ints.end()));
     }
     if (const Attribute* a = ctx.attribute("value_float")) {
         return ctx.set_output(0, TensorInfo{elem::float32, Shape{}, std::nullopt, std::vector<double>{a->f}});

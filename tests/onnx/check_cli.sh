@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# yobx-onnx-shapes from the outside: its summary, its report, its errors (one line, exit
+# status 1, no OUT.onnx). Usage: bash check_cli.sh <yobx-onnx-shapes> <work dir>
+set -uo pipefail
+tool=$1
+dir=$2
+rm -rf "$dir"
+mkdir -p "$dir"
+/usr/bin/python3 "$(dirname "$0")/make_cli_models.py" "$dir" > /dev/null || { echo "cannot make the models"; exit 1; }
+failed=0
+check() {  # name, expected, actual
+    if [ "$2" == "$3" ]; then echo "ok: $1"; else echo "FAILED: $1"; echo "  expected: $2"; echo "  got:      $3"; failed=1; fi
+}
+# fails: the expected first line of stderr, exit status 1, no output file
+fails() {  # name, expected error, args...
+    local name=$1 expected=$2
+    shift 2
+    rm -f "$dir/out.onnx"
+    local err rc
+    err=$("$tool" "$@" 2>&1 > /dev/null)
+    rc=$?
+    check "$name: exit status" 1 "$rc"
+    check "$name: message" "$expected" "$(head -1 <<< "$err")"
+    check "$name: no output file" "absent" "$([ -e "$dir/out.onnx" ] && echo present || echo absent)"
+}
+
+out=$("$tool" "$dir/conv.onnx" "$dir/out.onnx" --report "$dir/conv.json")
+check "conv: summary" "yobx-onnx-shapes: 2 values, 8 dims: 2 constant, 6 symbolic, 0 fresh, 0 from the model, 0 unknown rank; 0 nodes of operators not covered; " "$(sed 's/[0-9.]* s$//' <<< "$out")"
+check "conv: dims written" "c: batch,8,(height + 1)//2,(width + 1)//2 y: batch,8,(height + 1)//4,(width + 1)//4" \
+    "$(/usr/bin/python3 -c "
+import onnx
+m = onnx.load('$dir/out.onnx')
+print(' '.join(v.name + ': ' + ','.join(d.dim_param or str(d.dim_value) for d in v.type.tensor_type.shape.dim) for v in list(m.graph.value_info) + list(m.graph.output)))")"
+check "conv: report" "2 8 2 6" "$(/usr/bin/python3 -c "
+import json
+r = json.load(open('$dir/conv.json'))
+print(r['values'], r['dims'], r['constant'], r['symbolic'])")"
+
+out=$("$tool" "$dir/broadcast.onnx" "$dir/out.onnx" --report "$dir/b.json")
+check "broadcast: ONNX's fresh symbol" "s0 'add' (Add)" "$(/usr/bin/python3 -c "
+import json
+r = json.load(open('$dir/b.json'))
+print(r['fresh_symbols'][0]['symbol'], r['fresh_symbols'][0]['node'])")"
+"$tool" "$dir/broadcast.onnx" "$dir/out.onnx" --hint n=4 --hint m=1 --report "$dir/h.json" > /dev/null
+check "broadcast with hints: the assumption" "'add' (Add) Eq(m, n) False 1 n" "$(/usr/bin/python3 -c "
+import json, onnx
+r = json.load(open('$dir/h.json'))
+a = r['assumptions'][0]
+m = onnx.load('$dir/out.onnx')
+print(a['node'], a['question'], a['answer'], a['count'], m.graph.output[0].type.tensor_type.shape.dim[0].dim_param)")"
+fails "strict" "yobx-onnx-shapes: node 'add' (Add): strict mode cannot decide Eq(m, n) from the model's dims; without strict mode ONNX's rule gives a fresh symbol, and hints (--hint NAME=VALUE) make a draft walk that records the assumption" \
+    "$dir/broadcast.onnx" "$dir/out.onnx" --strict
+
+"$tool" "$dir/names.onnx" "$dir/out.onnx" --report "$dir/n.json" > /dev/null
+check "names: the mapping and the expression" "batch size -> batch_size; y: batch_size,past_sequence_length + 1" "$(/usr/bin/python3 -c "
+import json, onnx
+r = json.load(open('$dir/n.json'))
+m = onnx.load('$dir/out.onnx')
+print('; '.join(x['dim_param'] + ' -> ' + x['symbol'] for x in r['name_mapping']) + '; y: ' + ','.join(d.dim_param for d in m.graph.output[0].type.tensor_type.shape.dim))")"
+
+"$tool" "$dir/custom.onnx" "$dir/out.onnx" --op-profiles "$dir/profiles.json" > /dev/null
+check "custom op with a profile" "batch,height*width,6" "$(/usr/bin/python3 -c "
+import onnx
+m = onnx.load('$dir/out.onnx')
+print(','.join(d.dim_param or str(d.dim_value) for d in m.graph.output[0].type.tensor_type.shape.dim))")"
+"$tool" "$dir/custom.onnx" "$dir/out.onnx" --report "$dir/c.json" > /dev/null
+check "custom op without a profile: named in the report" "mydomain.MyOp 1" "$(/usr/bin/python3 -c "
+import json
+r = json.load(open('$dir/c.json'))
+print(r['not_covered'][0]['op'], r['not_covered'][0]['count'])")"
+
+fails "missing file" "yobx-onnx-shapes: cannot open '$dir/none.onnx'" "$dir/none.onnx" "$dir/out.onnx"
+head -c 300 "$dir/conv.onnx" > "$dir/truncated.onnx"
+fails "truncated model" "yobx-onnx-shapes: '$dir/truncated.onnx' is not an ONNX model (the protobuf does not parse: malformed or truncated)" \
+    "$dir/truncated.onnx" "$dir/out.onnx"
+printf 'not a model at all' > "$dir/garbage.onnx"
+fails "garbage" "yobx-onnx-shapes: '$dir/garbage.onnx' is not an ONNX model (the protobuf does not parse: malformed or truncated)" \
+    "$dir/garbage.onnx" "$dir/out.onnx"
+: > "$dir/empty.onnx"
+fails "empty file" "yobx-onnx-shapes: '$dir/empty.onnx' is not an ONNX model (the protobuf does not parse: malformed or truncated)" \
+    "$dir/empty.onnx" "$dir/out.onnx"
+fails "opset 30" "yobx-onnx-shapes: unknown opset 30 of the default domain (yobx knows 7 to 22)" "$dir/opset30.onnx" "$dir/out.onnx"
+fails "opset 6" "yobx-onnx-shapes: unknown opset 6 of the default domain (yobx knows 7 to 22)" "$dir/opset6.onnx" "$dir/out.onnx"
+fails "not a DAG" "yobx-onnx-shapes: the graph is not a DAG: node 'r1' (Relu) depends on itself through 'a'" "$dir/cycle.onnx" "$dir/out.onnx"
+fails "dangling input" "yobx-onnx-shapes: node 'add' (Add): input 'nowhere' is produced by no node, initializer or graph input" \
+    "$dir/dangling.onnx" "$dir/out.onnx"
+fails "bad hint" "yobx-onnx-shapes: --hint 'n=-2': expected NAME=VALUE with VALUE a size (an integer >= 0)" \
+    "$dir/conv.onnx" "$dir/out.onnx" --hint n=-2
+fails "unknown option" "yobx-onnx-shapes: unknown option '--fast'" "$dir/conv.onnx" "$dir/out.onnx" --fast
+fails "one argument" "yobx-onnx-shapes: IN.onnx and OUT.onnx are required" "$dir/conv.onnx"
+fails "bad profile" "yobx-onnx-shapes: op profiles: \$['mydomain.MyOp'][0].inputs[0]: 'dtype' must name a dtype (float32, int64, ...)" \
+    "$dir/custom.onnx" "$dir/out.onnx" --op-profiles "$dir/bad_profiles.json"
+fails "report in a missing directory" "yobx-onnx-shapes: cannot write the report '$dir/no/r.json'" \
+    "$dir/conv.onnx" "$dir/out.onnx" --report "$dir/no/r.json"
+
+[ $failed -eq 0 ] && echo "cli check ok"
+exit $failed

@@ -1,0 +1,211 @@
+"""Real models through yobx-onnx-shapes, checked against onnxruntime's execution.
+
+Usage: python3 check_models.py YOBX_ONNX_SHAPES WORKDIR [MODEL...]
+Each model is exported by torch.onnx.export (TorchScript exporter, opset 17)
+with dynamic axes named as the observer labels them, given to yobx's tool,
+then run by onnxruntime at several input sizes with every intermediate value
+made an output. Every dimension yobx writes is evaluated at the inputs' sizes
+(dim_params are Python expressions: //, Max, Min, Mod) and compared with the
+size onnxruntime computes. Prints per model the dims right, wrong and not
+known; exits 1 on any wrong dim or on a dim known by neither. Needs Debian 13
+(python3-torch 2.6, python3-torchvision, python3-onnx, python3-onnxruntime).
+"""
+import json
+import os
+import subprocess
+import sys
+import time
+
+import onnx
+import onnx.reference  # noqa: F401 -- before onnxruntime: Debian's build shares ONNX's schema registry
+import onnxruntime
+import torch
+from torch import nn
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "export"))
+import models  # noqa: E402
+
+
+class Audio(nn.Module):
+    """A 1-D convolutional front end and a GRU, as in keyword spotting."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Sequential(nn.Conv1d(1, 8, 9, stride=4, padding=4), nn.ReLU(), nn.Conv1d(8, 16, 5, stride=2), nn.ReLU(),
+                                  nn.MaxPool1d(3, ceil_mode=True))
+        self.gru = nn.GRU(16, 24, batch_first=True, bidirectional=True)
+        self.head = nn.Linear(48, 5)
+
+    def forward(self, wave):
+        x = self.conv(wave).transpose(1, 2)
+        y, _ = self.gru(x)
+        return self.head(y.mean(1))
+
+
+class ScriptedControl(nn.Module):
+    """Data-dependent control flow, scripted: an If on a size and a loop."""
+
+    def forward(self, x):
+        if x.shape[1] > 4:
+            y = x[:, :4] * 2
+        else:
+            y = torch.cat([x, x], 1)[:, :4]
+        for _ in range(x.shape[0]):
+            y = y + 1
+        return y.sum(0, keepdim=True)
+
+
+def build(name):
+    """(model, input names, dynamic axes, a list of input tuples at several sizes)."""
+    torch.manual_seed(0)
+    if name in ("resnet18", "mobilenet_v3_small", "squeezenet1_0", "shufflenet_v2_x0_5"):
+        import torchvision
+        model = getattr(torchvision.models, name)(weights=None).eval()
+        sizes = [(2, 224, 224), (1, 160, 192), (3, 97, 131)]
+        return model, ["x"], {"x": {0: "x_dim_0", 2: "x_dim_2", 3: "x_dim_3"}}, [(torch.randn(b, 3, h, w),) for b, h, w in sizes]
+    if name == "lraspp":
+        import torchvision
+        model = torchvision.models.segmentation.lraspp_mobilenet_v3_large(weights=None, weights_backbone=None, num_classes=4).eval()
+
+        class Out(nn.Module):
+            def __init__(self, m):
+                super().__init__()
+                self.m = m
+
+            def forward(self, x):
+                return self.m(x)["out"]
+        sizes = [(1, 128, 128), (2, 96, 160)]
+        return Out(model).eval(), ["x"], {"x": {0: "x_dim_0", 2: "x_dim_2", 3: "x_dim_3"}}, [(torch.randn(b, 3, h, w),) for b, h, w in sizes]
+    if name == "encoder":
+        torch.backends.mha.set_fastpath_enabled(False)  # the fused kernel has no ONNX export
+        model = models.make("encoder")
+        return model, ["src"], {"src": {0: "src_dim_0", 1: "src_dim_1"}}, [(torch.randn(b, s, 32),) for b, s in [(2, 7), (1, 12), (3, 5)]]
+    if name == "tiny_llm":
+        model = models.make("tiny_llm")
+
+        class Flat(nn.Module):
+            def __init__(self, m):
+                super().__init__()
+                self.m = m
+
+            def forward(self, input_ids, attention_mask, pk0, pk1, pv0, pv1):
+                logits, (keys, values) = self.m(input_ids, attention_mask, None, [[pk0, pk1], [pv0, pv1]])
+                return logits, keys[0], keys[1], values[0], values[1]
+        names = ["input_ids", "attention_mask", "pk0", "pk1", "pv0", "pv1"]
+        dyn = {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "total"}}
+        for n in names[2:]:
+            dyn[n] = {0: "batch", 2: "past"}
+        calls = []
+        for b, s, p in [(2, 3, 5), (1, 1, 8), (3, 4, 2)]:
+            past = [torch.randn(b, 4, p, 8) for _ in range(4)]
+            calls.append((torch.randint(0, 64, (b, s)), torch.ones(b, p + s, dtype=torch.long), *past))
+        return Flat(model).eval(), names, dyn, calls
+    if name == "lstm":
+        model = models.make("lstm")
+
+        class Out(nn.Module):
+            def __init__(self, m):
+                super().__init__()
+                self.m = m
+
+            def forward(self, x):
+                return self.m(x)[0]
+        return Out(model).eval(), ["x"], {"x": {0: "x_dim_0", 1: "x_dim_1"}}, [(torch.randn(b, s, 4),) for b, s in [(2, 5), (1, 9), (4, 3)]]
+    if name == "audio":
+        return Audio().eval(), ["wave"], {"wave": {0: "wave_dim_0", 2: "wave_dim_2"}}, [(torch.randn(b, 1, n),) for b, n in [(2, 400), (1, 517), (3, 263)]]
+    if name == "scripted_control":
+        return torch.jit.script(ScriptedControl()), ["x"], {"x": {0: "x_dim_0", 1: "x_dim_1"}}, [(torch.randn(b, n),) for b, n in [(2, 6), (3, 3), (1, 5)]]
+    raise ValueError(name)
+
+
+def symbols(expr):
+    """The symbol names of a dim_param (fresh ones included)."""
+    import re
+    return set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", expr)) - {"Max", "Min", "Mod"}
+
+
+def evaluate(expr, values):
+    return eval(expr, {"__builtins__": {}}, {**values, "Max": max, "Min": min, "Mod": lambda a, b: a % b})
+
+
+def check(name, tool, workdir):
+    model, names, dynamic, calls = build(name)
+    path = os.path.join(workdir, name + ".onnx")
+    shaped = os.path.join(workdir, name + ".shaped.onnx")
+    with torch.no_grad():
+        torch.onnx.export(model, calls[0], path, input_names=names, dynamic_axes=dynamic, opset_version=17, dynamo=False)
+    report_path = os.path.join(workdir, name + ".report.json")
+    start = time.perf_counter()
+    out = subprocess.run([tool, path, shaped, "--report", report_path], capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    if out.returncode != 0:
+        print(f"{name}: yobx-onnx-shapes failed: {out.stderr.strip()}")
+        return False
+    report = json.load(open(report_path))
+    m = onnx.load(shaped)
+    graph_inputs = {i.name: i for i in m.graph.input}
+    typed = {v.name: v for v in list(m.graph.value_info) + list(m.graph.output)}
+    # every value an output, so that onnxruntime gives its size
+    probe = onnx.load(path)
+    known_outputs = {o.name for o in probe.graph.output}
+    for v in m.graph.value_info:
+        if v.name not in known_outputs:
+            probe.graph.output.append(onnx.helper.make_value_info(v.name, onnx.TypeProto()))
+    session = onnxruntime.InferenceSession(probe.SerializeToString(), providers=["CPUExecutionProvider"])
+    out_names = [o.name for o in session.get_outputs()]
+    right = wrong = unknown = 0
+    wrong_list, refused = [], []
+    for call in calls:
+        feed = {n: t.numpy() for n, t in zip([i.name for i in session.get_inputs()], call)}
+        values = {}
+        for n, arr in feed.items():
+            for j, d in enumerate(graph_inputs[n].type.tensor_type.shape.dim):
+                if d.dim_param:
+                    values[d.dim_param] = arr.shape[j]
+        try:
+            results = session.run(out_names, feed)
+        except Exception as e:  # the exporter baked a size: the model runs only at the export's sizes
+            refused.append(str(e).split("Status Message:")[-1].strip()[:120])
+            continue
+        for n, r in zip(out_names, results):
+            v = typed.get(n)
+            if v is None or not v.type.tensor_type.HasField("shape"):
+                unknown += len(getattr(r, "shape", ()))
+                continue
+            dims = v.type.tensor_type.shape.dim
+            if len(dims) != r.ndim:
+                wrong += 1
+                wrong_list.append(f"{n}: rank {len(dims)} vs {r.ndim}")
+                continue
+            for j, d in enumerate(dims):
+                if d.HasField("dim_value"):
+                    got = d.dim_value
+                elif d.dim_param and all(s in values for s in symbols(d.dim_param)):
+                    got = evaluate(d.dim_param, values)
+                else:
+                    unknown += 1
+                    continue
+                if got == r.shape[j]:
+                    right += 1
+                else:
+                    wrong += 1
+                    wrong_list.append(f"{n}[{j}] = {d.dim_param or d.dim_value} = {got}, onnxruntime {r.shape[j]} at {values}")
+    print(f"{name}: {len(probe.graph.node)} nodes, {right} dims right, {wrong} wrong, {unknown} not known "
+          f"(over {len(calls) - len(refused)} calls{'; onnxruntime refused ' + str(len(refused)) if refused else ''}); fresh {report['fresh']}, not covered {report['not_covered']}; yobx {elapsed:.3f} s")
+    for w in wrong_list[:20]:
+        print("  WRONG", w)
+    return wrong == 0
+
+
+def main():
+    tool, workdir = sys.argv[1], sys.argv[2]
+    names = sys.argv[3:] or ["resnet18", "mobilenet_v3_small", "squeezenet1_0", "lraspp", "encoder", "tiny_llm", "lstm", "audio",
+                             "scripted_control"]
+    os.makedirs(workdir, exist_ok=True)
+    ok = all([check(n, tool, workdir) for n in names])
+    print("models check ok" if ok else "models check FAILED")
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()

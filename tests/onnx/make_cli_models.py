@@ -1,0 +1,49 @@
+"""Writes the small models tests/onnx/check_cli.sh runs yobx-onnx-shapes on. Usage: python3 make_cli_models.py DIR"""
+import os
+import sys
+
+import onnx
+from onnx import TensorProto, helper
+
+out = sys.argv[1]
+os.makedirs(out, exist_ok=True)
+f = TensorProto.FLOAT
+
+
+def save(name, nodes, inputs, outputs, opset=17, inits=()):
+    g = helper.make_graph(nodes, name, inputs, outputs, initializer=list(inits))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    onnx.save(m, os.path.join(out, name + ".onnx"))
+
+
+x = helper.make_tensor_value_info("x", f, ["batch", 3, "height", "width"])
+y = helper.make_tensor_value_info("y", f, None)
+w = helper.make_tensor("w", f, [8, 3, 3, 3], [0.0] * 216)
+conv = helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1], strides=[2, 2])
+pool = helper.make_node("MaxPool", ["c"], ["y"], name="pool", kernel_shape=[2, 2], strides=[2, 2])
+save("conv", [conv, pool], [x], [y], inits=[w])
+save("opset30", [helper.make_node("Relu", ["x"], ["y"])], [x], [y], opset=30)
+save("opset6", [helper.make_node("Relu", ["x"], ["y"])], [x], [y], opset=6)
+save("cycle", [helper.make_node("Relu", ["b"], ["a"], name="r1"), helper.make_node("Relu", ["a"], ["b"], name="r2"),
+               helper.make_node("Add", ["x", "a"], ["y"], name="add")], [x], [y])
+save("dangling", [helper.make_node("Add", ["x", "nowhere"], ["y"], name="add")], [x], [y])
+# two unrelated symbols broadcast: ONNX's fresh symbol by default, an error with --strict, an assumption with hints
+a = helper.make_tensor_value_info("a", f, ["n"])
+b = helper.make_tensor_value_info("b", f, ["m"])
+save("broadcast", [helper.make_node("Add", ["a", "b"], ["y"], name="add")], [a, b], [y])
+# a dim_param that is not a symbol name, and one that is an expression
+p = helper.make_tensor_value_info("p", f, ["batch size", "past_sequence_length + 1"])
+save("names", [helper.make_node("Relu", ["p"], ["y"], name="relu")], [p], [y])
+# an operator of another domain, with a profile
+c = helper.make_node("MyOp", ["x"], ["y"], name="custom", domain="mydomain")
+g = helper.make_graph([c], "custom", [x], [y])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("mydomain", 1)])
+m.ir_version = 8
+onnx.save(m, os.path.join(out, "custom.onnx"))
+with open(os.path.join(out, "profiles.json"), "w") as fp:
+    fp.write('{"mydomain.MyOp": [{"inputs": [{"rank": 4, "dtype": "float32"}], '
+             '"outputs": [{"rank": 3, "dtype": "float32", "dims": ["i0_0", "i0_2*i0_3", "2*i0_1"]}]}]}')
+with open(os.path.join(out, "bad_profiles.json"), "w") as fp:
+    fp.write('{"mydomain.MyOp": [{"inputs": [{"rank": 4, "dtype": "float99"}], "outputs": []}]}')
+print("models written")
