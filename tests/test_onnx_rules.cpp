@@ -1,0 +1,210 @@
+// The ONNX operator rules on a graph built in C++, without protobuf: each rule's
+// exact output, its versions by opset, data propagation and its errors.
+#include <yobx/onnx/ops.hpp>
+
+#include "error_of.hpp"
+
+#include <doctest/doctest.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+using namespace yobx;
+using namespace yobx::onnx;
+
+namespace {
+
+using Attributes = std::map<std::string, Attribute, std::less<>>;
+
+Attribute ints(std::vector<std::int64_t> v) {
+    Attribute a;
+    a.kind = Attribute::Kind::ints;
+    a.ints = std::move(v);
+    return a;
+}
+Attribute integer(std::int64_t v) {
+    Attribute a;
+    a.kind = Attribute::Kind::int_;
+    a.i = v;
+    return a;
+}
+Attribute text(std::string v) {
+    Attribute a;
+    a.kind = Attribute::Kind::string;
+    a.s = std::move(v);
+    return a;
+}
+
+/// Runs one operator of the default domain on these inputs.
+std::vector<std::optional<TensorInfo>> run(ShapeEnv& env, std::string_view op, int opset, std::vector<const TensorInfo*> inputs,
+                                           const Attributes& attributes = {}, std::size_t outputs = 1,
+                                           BroadcastPolicy policy = BroadcastPolicy::new_symbol) {
+    const Rule rule = default_registry().find("", op, opset);
+    REQUIRE_MESSAGE(static_cast<bool>(rule), std::string(op));
+    NodeContext ctx(env, policy, "", op, "n", opset, std::move(inputs), attributes, outputs);
+    rule(ctx);
+    return ctx.outputs();
+}
+
+std::string shape_of(const std::optional<TensorInfo>& t) {
+    REQUIRE(t.has_value());
+    REQUIRE(t->shape.has_value());
+    return format_shape(*t->shape);
+}
+std::string values_of(const std::optional<TensorInfo>& t) {
+    REQUIRE(t.has_value());
+    return t->values ? format_shape(*t->values) : "none";
+}
+
+TensorInfo ints_tensor(std::vector<SymInt> v) {
+    const auto n = static_cast<std::int64_t>(v.size());
+    return TensorInfo::of(elem::int64, {n}, std::move(v));
+}
+
+}  // namespace
+
+TEST_CASE("three stride-2 convolutions of a symbolic height give (height + 7)//8") {
+    ShapeEnv env;
+    const SymInt h = env.create_symbol("height", std::nullopt, ValueRange{1, ValueRange::inf});
+    TensorInfo x = TensorInfo::of(elem::float32, {SymInt::symbol("batch"), 3, h, 224});
+    const TensorInfo w = TensorInfo::of(elem::float32, {16, 3, 3, 3});
+    const Attributes a{{"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}};
+    for (int i = 0; i < 3; ++i) {
+        auto out = run(env, "Conv", 17, {&x, &w}, a);
+        x = *out[0];
+    }
+    CHECK(shape_of(x) == "[batch, 16, (height + 7)//8, 28]");
+}
+
+TEST_CASE("pooling: ceil_mode, auto_pad and MaxPool's indices") {
+    ShapeEnv env;
+    const TensorInfo x = TensorInfo::of(elem::float32, {1, 8, SymInt::symbol("h"), 13});
+    auto out = run(env, "MaxPool", 12, {&x}, {{"kernel_shape", ints({3, 3})}, {"strides", ints({2, 2})}, {"ceil_mode", integer(1)}}, 2);
+    CHECK(shape_of(out[0]) == "[1, 8, h//2, 6]");
+    CHECK(shape_of(out[1]) == "[1, 8, h//2, 6]");
+    CHECK(out[1]->elem_type == elem::int64);
+    out = run(env, "AveragePool", 17, {&x}, {{"kernel_shape", ints({3, 3})}, {"strides", ints({2, 2})}, {"auto_pad", text("SAME_UPPER")}});
+    CHECK(shape_of(out[0]) == "[1, 8, (h + 1)//2, 7]");
+    CHECK(test::error_of<value_error>([&] { run(env, "AveragePool", 17, {&x}, {{"kernel_shape", ints({3, 3})}, {"auto_pad", text("SAME")}}); }) ==
+          "AveragePool 'n': auto_pad 'SAME' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID");
+}
+
+TEST_CASE("Shape -> Gather -> Unsqueeze -> Concat -> Reshape keeps the symbols") {
+    ShapeEnv env;
+    const TensorInfo x = TensorInfo::of(elem::float32, {SymInt::symbol("a"), SymInt::symbol("b"), SymInt::symbol("c")});
+    const auto s = run(env, "Shape", 17, {&x});
+    CHECK(values_of(s[0]) == "[a, b, c]");
+    const TensorInfo zero = TensorInfo::of(elem::int64, {}, std::vector<SymInt>{0});
+    const auto g = run(env, "Gather", 17, {&*s[0], &zero});
+    CHECK(shape_of(g[0]) == "[]");
+    CHECK(values_of(g[0]) == "[a]");
+    const TensorInfo axes = ints_tensor({0});
+    const auto u = run(env, "Unsqueeze", 17, {&*g[0], &axes});
+    const TensorInfo minus_one = ints_tensor({-1});
+    const auto c = run(env, "Concat", 17, {&*u[0], &minus_one}, {{"axis", integer(0)}});
+    CHECK(values_of(c[0]) == "[a, -1]");
+    const auto r = run(env, "Reshape", 17, {&x, &*c[0]});
+    CHECK(shape_of(r[0]) == "[a, b*c]");
+}
+
+TEST_CASE("Split by opset: an attribute, an input, num_outputs") {
+    ShapeEnv env;
+    const TensorInfo x = TensorInfo::of(elem::float32, {10, SymInt::symbol("n")});
+    auto out = run(env, "Split", 11, {&x}, {{"split", ints({3, 7})}}, 2);
+    CHECK(shape_of(out[0]) == "[3, n]");
+    CHECK(shape_of(out[1]) == "[7, n]");
+    const TensorInfo sizes = ints_tensor({6, 4});
+    out = run(env, "Split", 13, {&x, &sizes}, {}, 2);
+    CHECK(shape_of(out[1]) == "[4, n]");
+    out = run(env, "Split", 18, {&x}, {{"num_outputs", integer(3)}}, 3);
+    CHECK(shape_of(out[0]) == "[4, n]");
+    CHECK(shape_of(out[2]) == "[2, n]");
+    out = run(env, "Split", 18, {&x}, {{"axis", integer(1)}, {"num_outputs", integer(2)}}, 2);
+    CHECK(shape_of(out[0]) == "[10, (n + 1)//2]");
+    CHECK(shape_of(out[1]) == "[10, n - (n + 1)//2]");
+    CHECK(test::error_of<value_error>([&] { run(env, "Split", 11, {&x}, {{"split", ints({3, 7})}}, 3); }) == "Split 'n': split has 2 entries for 3 outputs");
+}
+
+TEST_CASE("Squeeze and Unsqueeze: axes an attribute before opset 13, an input since") {
+    ShapeEnv env;
+    const TensorInfo x = TensorInfo::of(elem::float32, {SymInt::symbol("a"), 1, 4});
+    CHECK(shape_of(run(env, "Squeeze", 11, {&x}, {{"axes", ints({1})}})[0]) == "[a, 4]");
+    const TensorInfo axes = ints_tensor({-2});
+    CHECK(shape_of(run(env, "Squeeze", 13, {&x, &axes})[0]) == "[a, 4]");
+    CHECK(shape_of(run(env, "Unsqueeze", 11, {&x}, {{"axes", ints({0})}})[0]) == "[1, a, 1, 4]");
+    const TensorInfo unknown = TensorInfo::of(elem::int64, {1});
+    CHECK_THROWS_AS(run(env, "Squeeze", 13, {&x, &unknown}), UnknownInput);
+}
+
+TEST_CASE("Resize by scales is exact on a symbolic size; by sizes takes them") {
+    ShapeEnv env;
+    const TensorInfo x = TensorInfo::of(elem::float32, {1, 3, SymInt::symbol("h"), 10});
+    TensorInfo scales = TensorInfo::of(elem::float32, {4});
+    scales.reals = std::vector<double>{1, 1, 0.5, 1.5};
+    CHECK(shape_of(run(env, "Resize", 13, {&x, nullptr, &scales})[0]) == "[1, 3, h//2, 15]");
+    scales.reals = std::vector<double>{1, 1, 2, 2};
+    CHECK(shape_of(run(env, "Resize", 10, {&x, &scales})[0]) == "[1, 3, 2*h, 20]");
+    const TensorInfo sizes = ints_tensor({1, 3, 7, SymInt::symbol("w")});
+    CHECK(shape_of(run(env, "Resize", 13, {&x, nullptr, nullptr, &sizes})[0]) == "[1, 3, 7, w]");
+}
+
+TEST_CASE("Range, ConstantOfShape and Where propagate the values of shape computations") {
+    ShapeEnv env;
+    const SymInt n = env.create_symbol("n", std::nullopt, ValueRange{1, ValueRange::inf});
+    const TensorInfo start = TensorInfo::of(elem::int64, {}, std::vector<SymInt>{2});
+    const TensorInfo limit = TensorInfo::of(elem::int64, {}, std::vector<SymInt>{n});
+    const TensorInfo delta = TensorInfo::of(elem::int64, {}, std::vector<SymInt>{3});
+    CHECK(shape_of(run(env, "Range", 17, {&start, &limit, &delta})[0]) == "[n//3]");
+    const TensorInfo five = TensorInfo::of(elem::int64, {}, std::vector<SymInt>{5});
+    const auto r = run(env, "Range", 17, {&start, &five, &delta});
+    CHECK(values_of(r[0]) == "[2]");
+    const TensorInfo shape = ints_tensor({n, 4});
+    const auto c = run(env, "ConstantOfShape", 17, {&shape});
+    CHECK(shape_of(c[0]) == "[n, 4]");
+    CHECK(c[0]->elem_type == elem::float32);
+    // Where(Equal(shape, -1), 1, shape): torch's expand pattern
+    const TensorInfo target = ints_tensor({-1, n});
+    const TensorInfo minus_one = ints_tensor({-1});
+    const auto eq = run(env, "Equal", 17, {&target, &minus_one});
+    CHECK(values_of(eq[0]) == "[1, 0]");
+    const TensorInfo one = ints_tensor({1});
+    CHECK(values_of(run(env, "Where", 17, {&*eq[0], &one, &target})[0]) == "[1, n]");
+}
+
+TEST_CASE("broadcasting two unrelated symbols: a fresh symbol by default, an error under strict") {
+    ShapeEnv env;
+    const TensorInfo a = TensorInfo::of(elem::float32, {SymInt::symbol("a"), 3});
+    const TensorInfo b = TensorInfo::of(elem::float32, {SymInt::symbol("b"), 1});
+    CHECK(shape_of(run(env, "Add", 17, {&a, &b})[0]) == "[s0, 3]");
+    CHECK_THROWS_AS(run(env, "Add", 17, {&a, &b}, {}, 1, BroadcastPolicy::strict), GuardOnDataDependentSymNode);
+    const TensorInfo c = TensorInfo::of(elem::float32, {4, 2});
+    CHECK(test::error_of<value_error>([&] { run(env, "Mul", 17, {&a, &c}); }) ==
+          "Mul: shapes [a, 3] and [4, 2] cannot be broadcast: at output dimension 1, 3 and 2 are not equal and neither is 1");
+}
+
+TEST_CASE("operator versions are found by the model's opset") {
+    const OpRegistry& r = default_registry();
+    const auto covered = [&](std::string_view domain, std::string_view op, int opset) { return r.find(domain, op, opset) != nullptr; };
+    CHECK_FALSE(covered("", "CastLike", 14));
+    CHECK(covered("", "CastLike", 15));
+    CHECK(covered("ai.onnx", "Relu", 17));
+    CHECK_FALSE(covered("com.microsoft", "Relu", 1));
+    CHECK_FALSE(covered("", "NoSuchOp", 17));
+    const bool same = r.find("", "Split", 12) == r.find("", "Split", 18);  // one rule reads the opset
+    CHECK(same);
+}
+
+TEST_CASE("errors name the node and the values involved") {
+    ShapeEnv env;
+    const TensorInfo data = ints_tensor({7, 8});
+    const TensorInfo idx = TensorInfo::of(elem::int64, {}, std::vector<SymInt>{2});
+    CHECK(test::error_of<value_error>([&] { run(env, "Gather", 17, {&data, &idx}); }) == "Gather 'n': index 2 is out of range for a dimension of size 2");
+    const TensorInfo x = TensorInfo::of(elem::float32, {2, 3});
+    CHECK(test::error_of<value_error>([&] { run(env, "Flatten", 17, {&x}, {{"axis", integer(3)}}); }) == "Flatten 'n': axis 3 is out of range for rank 2");
+    CHECK(test::error_of<value_error>([&] { run(env, "Cast", 17, {&x}); }) == "Cast 'n': attribute 'to' is required");
+    CHECK(test::error_of<value_error>([&] { run(env, "Conv", 17, {&x, &x}, {{"strides", text("2")}}); }) == "Conv 'n': input must have rank >= 3, got [2, 3]");
+    const TensorInfo pads = ints_tensor({0, 0, -3, 0});
+    CHECK(test::error_of<value_error>([&] { run(env, "Pad", 17, {&x, &pads}); }) == "Pad 'n': output 0 would have a negative dimension: [-1, 3]");
+}
