@@ -40,10 +40,10 @@ Attribute text(std::string v) {
 /// Runs one operator of the default domain on these inputs.
 std::vector<std::optional<TensorInfo>> run(ShapeEnv& env, std::string_view op, int opset, std::vector<const TensorInfo*> inputs,
                                            const Attributes& attributes = {}, std::size_t outputs = 1,
-                                           BroadcastPolicy policy = BroadcastPolicy::new_symbol) {
-    const Rule rule = default_registry().find("", op, opset);
+                                           BroadcastPolicy policy = BroadcastPolicy::new_symbol, std::string_view domain = "") {
+    const Rule rule = default_registry().find(domain, op, opset);
     REQUIRE_MESSAGE(static_cast<bool>(rule), std::string(op));
-    NodeContext ctx(env, policy, "", op, "n", opset, std::move(inputs), attributes, outputs);
+    NodeContext ctx(env, policy, domain, op, "n", opset, std::move(inputs), attributes, outputs);
     rule(ctx);
     return ctx.outputs();
 }
@@ -207,4 +207,56 @@ TEST_CASE("errors name the node and the values involved") {
     CHECK(test::error_of<value_error>([&] { run(env, "Conv", 17, {&x, &x}, {{"strides", text("2")}}); }) == "Conv 'n': input must have rank >= 3, got [2, 3]");
     const TensorInfo pads = ints_tensor({0, 0, -3, 0});
     CHECK(test::error_of<value_error>([&] { run(env, "Pad", 17, {&x, &pads}); }) == "Pad 'n': output 0 would have a negative dimension: [-1, 3]");
+}
+
+TEST_CASE("com.microsoft fusions: attention with a past, embeddings, skip layer normalization") {
+    ShapeEnv env;
+    const SymInt b = SymInt::symbol("batch"), s = SymInt::symbol("seq"), p = SymInt::symbol("past");
+    const auto ms = [&](std::string_view op, std::vector<const TensorInfo*> in, const Attributes& a, std::size_t n) {
+        return run(env, op, 1, std::move(in), a, n, BroadcastPolicy::new_symbol, "com.microsoft");
+    };
+    const TensorInfo x = TensorInfo::of(elem::float32, {b, s, 64});
+    const TensorInfo w = TensorInfo::of(elem::float32, {64, 192});
+    const TensorInfo bias = TensorInfo::of(elem::float32, {192});
+    const TensorInfo past = TensorInfo::of(elem::float32, {2, b, 4, p, 16});
+    auto out = ms("Attention", {&x, &w, &bias, nullptr, &past}, {{"num_heads", integer(4)}}, 2);
+    CHECK(shape_of(out[0]) == "[batch, seq, 64]");
+    CHECK(shape_of(out[1]) == "[2, batch, 4, past + seq, 16]");
+    const TensorInfo key = TensorInfo::of(elem::float32, {b, SymInt::symbol("kv"), 64});
+    const TensorInfo past_key = TensorInfo::of(elem::float32, {b, 4, p, 16});
+    out = ms("MultiHeadAttention", {&x, &key, &key, nullptr, nullptr, nullptr, &past_key, &past_key}, {{"num_heads", integer(4)}}, 3);
+    CHECK(shape_of(out[0]) == "[batch, seq, 64]");
+    CHECK(shape_of(out[1]) == "[batch, 4, kv + past, 16]");
+    out = ms("GroupQueryAttention", {&x, nullptr, nullptr, &past_key}, {{"num_heads", integer(2)}, {"kv_num_heads", integer(1)}}, 3);
+    CHECK(shape_of(out[0]) == "[batch, seq, 32]");
+    CHECK(shape_of(out[1]) == "[batch, 4, unk__0, 16]");
+    const TensorInfo ids = TensorInfo::of(elem::int64, {b, s});
+    const TensorInfo word = TensorInfo::of(elem::float32, {1000, 64});
+    out = ms("EmbedLayerNormalization", {&ids, nullptr, &word}, {}, 3);
+    CHECK(shape_of(out[0]) == "[batch, seq, 64]");
+    CHECK(shape_of(out[1]) == "[batch]");
+    CHECK(out[1]->elem_type == elem::int32);
+    out = ms("SkipLayerNormalization", {&x, &x}, {}, 4);
+    CHECK(shape_of(out[1]) == "[batch, seq, 1]");
+    CHECK(shape_of(out[3]) == "[batch, seq, 64]");
+    const TensorInfo a = TensorInfo::of(elem::float32, {b, s, 64});
+    out = ms("MatMulNBits", {&a}, {{"K", integer(64)}, {"N", integer(96)}}, 1);
+    CHECK(shape_of(out[0]) == "[batch, seq, 96]");
+    CHECK(test::error_of<value_error>([&] { ms("Attention", {&x, &w}, {}, 1); }) == "Attention 'n': attribute 'num_heads' must be positive");
+}
+
+TEST_CASE("com.microsoft quantized operators: QLinearConcat, channels-last pooling") {
+    ShapeEnv env;
+    const auto ms = [&](std::string_view op, std::vector<const TensorInfo*> in, const Attributes& a) {
+        return run(env, op, 1, std::move(in), a, 1, BroadcastPolicy::new_symbol, "com.microsoft");
+    };
+    const TensorInfo scale = TensorInfo::of(elem::float32, {});
+    const TensorInfo zp = TensorInfo::of(elem::uint8, {});
+    const TensorInfo x = TensorInfo::of(elem::uint8, {1, 3, SymInt::symbol("h")});
+    const TensorInfo y = TensorInfo::of(elem::uint8, {1, 5, SymInt::symbol("h")});
+    CHECK(shape_of(ms("QLinearConcat", {&scale, &zp, &x, &scale, &zp, &y, &scale, &zp}, {{"axis", integer(1)}})[0]) == "[1, 8, h]");
+    const TensorInfo nhwc = TensorInfo::of(elem::uint8, {1, SymInt::symbol("h"), 10, 8});
+    const auto out = ms("QLinearAveragePool", {&nhwc, &scale, &zp, &scale, &zp},
+                        {{"kernel_shape", ints({2, 2})}, {"strides", ints({2, 2})}, {"channels_last", integer(1)}});
+    CHECK(shape_of(out[0]) == "[1, h//2, 5, 8]");
 }

@@ -128,12 +128,43 @@ def evaluate(expr, values):
     return eval(expr, {"__builtins__": {}}, {**values, "Max": max, "Min": min, "Mod": lambda a, b: a % b})
 
 
+def rewrite(variant, path, out, names=(), calls=()):
+    """onnxruntime's own tools on an exported model: its transformer optimizer's fusions
+    (com.microsoft Attention, SkipLayerNormalization, FastGelu...) and its quantizers."""
+    if variant == "fused":
+        from onnxruntime.transformers.optimizer import optimize_model
+        optimize_model(path, model_type="bert", num_heads=4, hidden_size=32, opt_level=1).save_model_to_file(out)
+    elif variant == "qdynamic":
+        from onnxruntime.quantization import quantize_dynamic
+        quantize_dynamic(path, out)
+    elif variant == "qdq":
+        from onnxruntime.quantization import CalibrationDataReader, QuantFormat, quantize_static
+
+        class Reader(CalibrationDataReader):
+            def __init__(self):
+                self.items = iter([{n: t.numpy() for n, t in zip(names, call)} for call in calls])
+
+            def get_next(self):
+                return next(self.items, None)
+        quantize_static(path, out, Reader(), quant_format=QuantFormat.QDQ)
+    elif variant == "q4":
+        from onnxruntime.quantization.matmul_4bits_quantizer import MatMul4BitsQuantizer
+        q = MatMul4BitsQuantizer(onnx.load(path), block_size=16, is_symmetric=True)
+        q.process()
+        q.model.save_model_to_file(out)
+    else:
+        raise ValueError(variant)
+
+
 def check(name, tool, workdir):
-    model, names, dynamic, calls = build(name)
+    base, _, variant = name.partition("+")
+    model, names, dynamic, calls = build(base)
     path = os.path.join(workdir, name + ".onnx")
     shaped = os.path.join(workdir, name + ".shaped.onnx")
     with torch.no_grad():
         torch.onnx.export(model, calls[0], path, input_names=names, dynamic_axes=dynamic, opset_version=17, dynamo=False)
+    if variant:
+        rewrite(variant, path, path, names, calls)
     report_path = os.path.join(workdir, name + ".report.json")
     start = time.perf_counter()
     out = subprocess.run([tool, path, shaped, "--report", report_path], capture_output=True, text=True)
@@ -190,7 +221,8 @@ def check(name, tool, workdir):
                 else:
                     wrong += 1
                     wrong_list.append(f"{n}[{j}] = {d.dim_param or d.dim_value} = {got}, onnxruntime {r.shape[j]} at {values}")
-    print(f"{name}: {len(probe.graph.node)} nodes, {right} dims right, {wrong} wrong, {unknown} not known "
+    ops = sorted({(n.domain + "." if n.domain else "") + n.op_type for n in probe.graph.node if n.domain})
+    print(f"{name}: {len(probe.graph.node)} nodes{' (' + ', '.join(ops) + ')' if ops else ''}, {right} dims right, {wrong} wrong, {unknown} not known "
           f"(over {len(calls) - len(refused)} calls{'; onnxruntime refused ' + str(len(refused)) if refused else ''}); fresh {report['fresh']}, not covered {report['not_covered']}; yobx {elapsed:.3f} s")
     for w in wrong_list[:20]:
         print("  WRONG", w)
@@ -200,7 +232,8 @@ def check(name, tool, workdir):
 def main():
     tool, workdir = sys.argv[1], sys.argv[2]
     names = sys.argv[3:] or ["resnet18", "mobilenet_v3_small", "squeezenet1_0", "lraspp", "encoder", "tiny_llm", "lstm", "audio",
-                             "scripted_control"]
+                             "scripted_control", "tiny_llm+fused", "encoder+fused", "tiny_llm+qdynamic", "resnet18+qdq",
+                             "tiny_llm+q4"]
     os.makedirs(workdir, exist_ok=True)
     ok = all([check(n, tool, workdir) for n in names])
     print("models check ok" if ok else "models check FAILED")

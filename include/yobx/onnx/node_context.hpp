@@ -95,6 +95,7 @@ struct FreshSymbol {
 ///   void relu(NodeContext& ctx) { ctx.set_output(0, ctx.elem_type(0), ctx.shape(0)); }
 class NodeContext {
 public:
+    /// `attributes` is kept by address: it must outlive the context.
     NodeContext(ShapeEnv& env, BroadcastPolicy policy, std::string_view domain, std::string_view op_type, std::string_view name,
                 int opset, std::vector<const TensorInfo*> inputs, const std::map<std::string, Attribute, std::less<>>& attributes,
                 std::size_t n_outputs)

@@ -9,6 +9,7 @@
 #include <yobx/onnx/ops/elementwise.hpp>
 #include <yobx/onnx/ops/generator.hpp>
 #include <yobx/onnx/ops/math.hpp>
+#include <yobx/onnx/ops/microsoft.hpp>
 #include <yobx/onnx/ops/nn.hpp>
 #include <yobx/onnx/ops/quantization.hpp>
 #include <yobx/onnx/ops/tensor.hpp>
@@ -31,6 +32,7 @@ inline const OpRegistry& default_registry() {
         ops::register_nn(r);
         ops::register_generator(r);
         ops::register_quantization(r);
+        ops::microsoft::register_microsoft(r);
         return r;
     }();
     return registry;

@@ -1,0 +1,241 @@
+// yobx/onnx/ops/microsoft.hpp — the com.microsoft operators onnxruntime's own tools write.
+//
+// Its transformer optimizer fuses attention, layer normalizations and GELUs
+// (Attention, MultiHeadAttention, GroupQueryAttention, SkipLayerNormalization,
+// EmbedLayerNormalization, FastGelu...); its quantizers write MatMulNBits,
+// DynamicQuantizeMatMul, MatMulIntegerToFloat and the QLinear* operators. The
+// shapes follow onnxruntime's kernels; a size they decide at run time from a
+// buffer (GroupQueryAttention's present cache) is a fresh symbol, never a guess.
+#pragma once
+
+#include <yobx/onnx/ops/common.hpp>
+#include <yobx/onnx/ops/math.hpp>
+#include <yobx/onnx/ops/nn.hpp>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace yobx::onnx::ops::microsoft {
+
+inline std::int64_t num_heads(NodeContext& ctx) {
+    const std::int64_t n = ctx.attr_int("num_heads", 0);
+    if (n <= 0) ctx.fail("attribute 'num_heads' must be positive");
+    return n;
+}
+
+/// Attention: [batch, seq, v_hidden]; present [2, batch, heads, past + seq, head_size].
+inline void attention(NodeContext& ctx) {
+    const Shape& x = ctx.shape(0);
+    if (x.size() != 3) ctx.fail("input must have rank 3, got " + format_shape(x));
+    const std::int64_t heads = num_heads(ctx);
+    SymInt v_hidden;
+    if (auto q = ctx.attr_ints("qkv_hidden_sizes"); q && q->size() == 3) v_hidden = (*q)[2];
+    else if (ctx.has_input(2) && ctx.input(2)->shape && ctx.input(2)->shape->size() == 1) v_hidden = ctx.simplify(floordiv(ctx.input(2)->shape->at(0), 3));
+    else v_hidden = ctx.simplify(floordiv(ctx.shape(1).at(1), 3));
+    ctx.set_output(0, ctx.elem_type(0), {x[0], x[1], v_hidden});
+    if (ctx.output_count() > 1) {
+        if (ctx.has_input(4) && ctx.input(4)->shape && ctx.input(4)->shape->size() == 5) {
+            Shape present = *ctx.input(4)->shape;
+            present[3] = ctx.simplify(present[3] + x[1]);
+            ctx.set_output(1, ctx.elem_type(0), std::move(present));
+        } else {
+            ctx.set_output(1, ctx.elem_type(0), {2, x[0], heads, x[1], ctx.simplify(floordiv(v_hidden, heads))});
+        }
+    }
+}
+
+/// MultiHeadAttention: [batch, seq, v_hidden]; present key and value [batch, heads, past + kv_seq, head_size].
+inline void multi_head_attention(NodeContext& ctx) {
+    const Shape& q = ctx.shape(0);
+    const std::int64_t heads = num_heads(ctx);
+    const Shape* k = ctx.has_input(1) && ctx.input(1)->shape ? &*ctx.input(1)->shape : nullptr;
+    const Shape* v = ctx.has_input(2) && ctx.input(2)->shape ? &*ctx.input(2)->shape : nullptr;
+    SymInt hidden, kv_seq, head_size, v_head;
+    if (q.size() == 3) {
+        hidden = q[2];
+        head_size = ctx.simplify(floordiv(q[2], heads));
+        v_head = head_size;
+        kv_seq = q[1];
+        if (k && k->size() == 3) kv_seq = (*k)[1];
+        else if (k && k->size() == 4) kv_seq = (*k)[2];
+        else if (k && k->size() == 5) kv_seq = (*k)[1];  // packed key and value [batch, kv_seq, heads, 2, head]
+        if (v && v->size() == 3) {
+            hidden = (*v)[2];
+            v_head = ctx.simplify(floordiv((*v)[2], heads));
+        } else if (v && v->size() == 4) {
+            hidden = ctx.simplify((*v)[1] * (*v)[3]);
+            v_head = (*v)[3];
+        }
+    } else if (q.size() == 5) {  // packed query, key and value [batch, seq, heads, 3, head]
+        hidden = ctx.simplify(q[2] * q[4]);
+        head_size = v_head = q[4];
+        kv_seq = q[1];
+    } else {
+        ctx.fail("query must have rank 3 or 5, got " + format_shape(q));
+    }
+    ctx.set_output(0, ctx.elem_type(0), {q[0], q[1], hidden});
+    SymInt total = kv_seq;
+    if (ctx.has_input(6) && ctx.input(6)->shape && ctx.input(6)->shape->size() == 4) total = ctx.simplify(ctx.input(6)->shape->at(2) + kv_seq);
+    ctx.set_output(1, ctx.elem_type(0), {q[0], heads, total, head_size});
+    ctx.set_output(2, ctx.elem_type(0), {q[0], heads, total, v_head});
+}
+
+/// GroupQueryAttention: [batch, seq, heads * head_size]; the present cache's length is the
+/// kernel's choice (the past buffer when shared, else the total length): a fresh symbol.
+inline void group_query_attention(NodeContext& ctx) {
+    const Shape& q = ctx.shape(0);
+    if (q.size() != 3) ctx.fail("query must have rank 3, got " + format_shape(q));
+    const std::int64_t heads = num_heads(ctx), kv_heads = ctx.attr_int("kv_num_heads", 0);
+    SymInt hidden = q[2];
+    if (!ctx.has_input(1) && !ctx.has_input(2)) {  // packed query, key and value
+        if (kv_heads <= 0) ctx.fail("attribute 'kv_num_heads' must be positive");
+        hidden = ctx.simplify(floordiv(q[2], heads + 2 * kv_heads) * heads);
+    }
+    ctx.set_output(0, ctx.elem_type(0), {q[0], q[1], hidden});
+    if (ctx.has_input(3) && ctx.input(3)->shape && ctx.input(3)->shape->size() == 4) {
+        Shape present = *ctx.input(3)->shape;
+        present[2] = ctx.fresh("GroupQueryAttention: the present cache's length is chosen by the kernel");
+        ctx.set_output(1, ctx.elem_type(0), present);
+        ctx.set_output(2, ctx.elem_type(0), present);
+    }
+}
+
+/// SkipLayerNormalization, SkipSimplifiedLayerNormalization: the input's shape; mean and
+/// inverse standard deviation [batch, seq, 1]; the sum of input, skip and bias as the input.
+inline void skip_layer_normalization(NodeContext& ctx) {
+    const Shape& x = ctx.shape(0);
+    ctx.set_output(0, ctx.elem_type(0), x);
+    Shape stats = x;
+    if (!stats.empty()) stats.back() = 1;
+    ctx.set_output(1, elem::float32, stats);
+    ctx.set_output(2, elem::float32, stats);
+    ctx.set_output(3, ctx.elem_type(0), x);
+}
+
+/// SimplifiedLayerNormalization (RMS): Y as X, inv_std_var with the normalized axes 1.
+inline void simplified_layer_normalization(NodeContext& ctx) {
+    const Shape& x = ctx.shape(0);
+    ctx.set_output(0, ctx.elem_type(0), x);
+    const std::int64_t ax = ctx.axis(ctx.attr_int("axis", -1), static_cast<std::int64_t>(x.size()));
+    Shape stats = x;
+    for (std::size_t i = static_cast<std::size_t>(ax); i < stats.size(); ++i) stats[i] = 1;
+    ctx.set_output(1, static_cast<int>(ctx.attr_int("stash_type", elem::float32)), stats);
+}
+
+/// EmbedLayerNormalization: [batch, seq, hidden], mask_index [batch] int32, the embedding sum.
+inline void embed_layer_normalization(NodeContext& ctx) {
+    const Shape &ids = ctx.shape(0), &word = ctx.shape(2);
+    if (ids.size() != 2 || word.size() != 2) ctx.fail("input_ids and word_embedding must have rank 2");
+    const int t = ctx.elem_type(2);
+    ctx.set_output(0, t, {ids[0], ids[1], word[1]});
+    ctx.set_output(1, elem::int32, {ids[0]});
+    ctx.set_output(2, t, {ids[0], ids[1], word[1]});
+}
+
+/// BiasSplitGelu: [batch, hw, channels / 2].
+inline void bias_split_gelu(NodeContext& ctx) {
+    const Shape& x = ctx.shape(0);
+    if (x.size() != 3) ctx.fail("input must have rank 3, got " + format_shape(x));
+    ctx.set_output(0, ctx.elem_type(0), {x[0], x[1], ctx.simplify(floordiv(x[2], 2))});
+}
+
+/// MatMulNBits: A [..., K] times a quantized [K, N] (attribute N).
+inline void matmul_nbits(NodeContext& ctx) {
+    Shape out = ctx.shape(0);
+    if (out.empty()) ctx.fail("A must have rank >= 1");
+    out.back() = ctx.attr_int("N", 0);
+    ctx.set_output(0, ctx.elem_type(0), std::move(out));
+}
+
+/// DynamicQuantizeMatMul, MatMulIntegerToFloat: a MatMul of inputs 0 and 1 with a float result.
+inline void matmul_to_float(NodeContext& ctx) {
+    matmul_at(ctx, 0, 1, ctx.op_type() == "MatMulIntegerToFloat" && ctx.has_input(2) ? ctx.elem_type(2) : elem::float32);
+}
+
+/// FusedMatMul: MatMul with transA/transB on the last two axes.
+inline void fused_matmul(NodeContext& ctx) {
+    Shape a = ctx.shape(0), b = ctx.shape(1);
+    if (ctx.attr_int("transA", 0) && a.size() >= 2) std::swap(a[a.size() - 1], a[a.size() - 2]);
+    if (ctx.attr_int("transB", 0) && b.size() >= 2) std::swap(b[b.size() - 1], b[b.size() - 2]);
+    const TensorInfo ta = TensorInfo::of(ctx.elem_type(0), a), tb = TensorInfo::of(ctx.elem_type(1), b);
+    const std::map<std::string, Attribute, std::less<>> none;  // the context keeps a pointer: not a temporary
+    NodeContext inner(ctx.env(), ctx.policy(), ctx.domain(), "MatMul", ctx.name(), ctx.opset(), {&ta, &tb}, none, 1);
+    matmul(inner);
+    if (inner.outputs()[0]) ctx.set_output(0, *inner.outputs()[0]);
+}
+
+/// GemmFastGelu: MatMul of inputs 0 and 1.
+inline void gemm_fast_gelu(NodeContext& ctx) { matmul_at(ctx, 0, 1, ctx.elem_type(0)); }
+
+/// QLinearAdd, QLinearMul: the broadcast of A (input 0) and B (input 3).
+inline void qlinear_binary(NodeContext& ctx) { ctx.set_output(0, ctx.elem_type(0), broadcast_inputs(ctx, {0, 3})); }
+
+/// QLinearConcat: inputs (Y_scale, Y_zero_point, then X, scale, zero point per tensor).
+inline void qlinear_concat(NodeContext& ctx) {
+    std::vector<Shape> shapes;
+    for (std::size_t i = 2; i < ctx.input_count(); i += 3) shapes.push_back(ctx.shape(i));
+    if (shapes.empty()) ctx.fail("no tensors to concatenate");
+    const std::int64_t axis = ctx.attr_int("axis", 0);
+    ctx.set_output(0, ctx.elem_type(2), shape::concat(ctx.env(), shapes, axis));
+}
+
+/// QLinearAveragePool, QLinearGlobalAveragePool: pooling, NCHW or (channels_last) NHWC.
+inline void qlinear_pool(NodeContext& ctx) {
+    Shape x = ctx.shape(0);
+    const bool last = ctx.attr_int("channels_last", 0) != 0;
+    if (last && x.size() >= 3) {  // to NCHW for the rule, back after
+        const SymInt c = x.back();
+        x.pop_back();
+        x.insert(x.begin() + 1, c);
+    }
+    const TensorInfo nchw = TensorInfo::of(ctx.elem_type(0), x);
+    std::map<std::string, Attribute, std::less<>> attributes;
+    for (const char* name : {"kernel_shape", "strides", "pads", "auto_pad", "ceil_mode", "dilations"})
+        if (const Attribute* a = ctx.attribute(name)) attributes.emplace(name, *a);
+    NodeContext inner(ctx.env(), ctx.policy(), ctx.domain(), ctx.op_type(), ctx.name(), ctx.opset(), {&nchw}, attributes, 1);
+    if (ctx.op_type() == "QLinearGlobalAveragePool") global_pool(inner);
+    else pool(inner);
+    Shape out = *inner.outputs()[0]->shape;
+    if (last && out.size() >= 3) {
+        const SymInt c = out[1];
+        out.erase(out.begin() + 1);
+        out.push_back(c);
+    }
+    ctx.set_output(0, ctx.elem_type(0), std::move(out));
+}
+
+/// com.microsoft's QuantizeLinear: the zero point's type (uint8 by default).
+inline void quantize_linear(NodeContext& ctx) { ctx.set_output(0, ctx.has_input(2) ? ctx.elem_type(2) : elem::uint8, ctx.shape(0)); }
+/// com.microsoft's DequantizeLinear: the scale's type.
+inline void dequantize_linear(NodeContext& ctx) { ctx.set_output(0, ctx.elem_type(1), ctx.shape(0)); }
+
+/// The com.microsoft family in the registry.
+inline void register_microsoft(OpRegistry& r) {
+    const std::string_view ms = "com.microsoft";
+    r.add(ms, "Attention", 1, attention);
+    r.add(ms, "MultiHeadAttention", 1, multi_head_attention);
+    r.add(ms, "GroupQueryAttention", 1, group_query_attention);
+    r.add_all(ms, {"SkipLayerNormalization", "SkipSimplifiedLayerNormalization"}, 1, skip_layer_normalization);
+    r.add("", "SimplifiedLayerNormalization", 1, simplified_layer_normalization);  // a contrib op of the default domain
+    r.add(ms, "SimplifiedLayerNormalization", 1, simplified_layer_normalization);
+    r.add(ms, "EmbedLayerNormalization", 1, embed_layer_normalization);
+    r.add_all(ms, {"BiasGelu", "FastGelu", "Gelu", "QuickGelu", "BiasAdd", "RotaryEmbedding", "QLinearSigmoid", "QLinearLeakyRelu",
+                   "QLinearSoftmax", "BiasDropout", "BiasSoftmax", "GroupNorm", "SkipGroupNorm"},
+              1, same_as_input);
+    r.add(ms, "BiasSplitGelu", 1, bias_split_gelu);
+    r.add(ms, "MatMulNBits", 1, matmul_nbits);
+    r.add_all(ms, {"DynamicQuantizeMatMul", "MatMulIntegerToFloat"}, 1, matmul_to_float);
+    r.add(ms, "FusedMatMul", 1, fused_matmul);
+    r.add(ms, "GemmFastGelu", 1, gemm_fast_gelu);
+    r.add(ms, "FusedConv", 1, conv);
+    r.add_all(ms, {"QLinearAdd", "QLinearMul"}, 1, qlinear_binary);
+    r.add(ms, "QLinearConcat", 1, qlinear_concat);
+    r.add_all(ms, {"QLinearAveragePool", "QLinearGlobalAveragePool"}, 1, qlinear_pool);
+    r.add(ms, "QuantizeLinear", 1, quantize_linear);
+    r.add(ms, "DequantizeLinear", 1, dequantize_linear);
+}
+
+}  // namespace yobx::onnx::ops::microsoft
