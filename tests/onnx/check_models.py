@@ -58,6 +58,26 @@ class ScriptedControl(nn.Module):
 def build(name):
     """(model, input names, dynamic axes, a list of input tuples at several sizes)."""
     torch.manual_seed(0)
+    if name.startswith("gpt"):  # the decoder with a KV cache at N layers: gpt8
+        torch.manual_seed(0)
+        layers = int(name[3:])
+        model = models.TinyLLM(num_layers=layers)
+
+        class Flat(nn.Module):
+            def __init__(self, m):
+                super().__init__()
+                self.m = m
+
+            def forward(self, input_ids, attention_mask, *past):
+                logits, (keys, values) = self.m(input_ids, attention_mask, None, [list(past[:layers]), list(past[layers:])])
+                return logits, *keys, *values
+        names = ["input_ids", "attention_mask"] + [f"past_key_{i}" for i in range(layers)] + [f"past_value_{i}" for i in range(layers)]
+        dyn = {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "total"}}
+        for n in names[2:]:
+            dyn[n] = {0: "batch", 2: "past"}
+        calls = [(torch.randint(0, 64, (b, s)), torch.ones(b, p + s, dtype=torch.long), *[torch.randn(b, 4, p, 8) for _ in range(2 * layers)])
+                 for b, s, p in [(2, 3, 5), (1, 1, 8)]]
+        return Flat(model).eval(), names, dyn, calls
     if name in ("resnet18", "mobilenet_v3_small", "squeezenet1_0", "shufflenet_v2_x0_5"):
         import torchvision
         model = getattr(torchvision.models, name)(weights=None).eval()
@@ -156,36 +176,30 @@ def rewrite(variant, path, out, names=(), calls=()):
         raise ValueError(variant)
 
 
-def check(name, tool, workdir):
+def export(name, workdir):
+    """Exports model `name` (a variant after '+': rewritten by onnxruntime's tools); returns (path, calls)."""
     base, _, variant = name.partition("+")
     model, names, dynamic, calls = build(base)
     path = os.path.join(workdir, name + ".onnx")
-    shaped = os.path.join(workdir, name + ".shaped.onnx")
     with torch.no_grad():
         torch.onnx.export(model, calls[0], path, input_names=names, dynamic_axes=dynamic, opset_version=17, dynamo=False)
     if variant:
         rewrite(variant, path, path, names, calls)
-    report_path = os.path.join(workdir, name + ".report.json")
-    start = time.perf_counter()
-    out = subprocess.run([tool, path, shaped, "--report", report_path], capture_output=True, text=True)
-    elapsed = time.perf_counter() - start
-    if out.returncode != 0:
-        print(f"{name}: yobx-onnx-shapes failed: {out.stderr.strip()}")
-        return False
-    report = json.load(open(report_path))
-    m = onnx.load(shaped)
-    graph_inputs = {i.name: i for i in m.graph.input}
-    typed = {v.name: v for v in list(m.graph.value_info) + list(m.graph.output)}
-    # every value an output, so that onnxruntime gives its size
+    return path, calls
+
+
+def execute(path, names, calls):
+    """onnxruntime's run of the model at each call with every value in `names` made an output:
+    a list of (input dim values by dim_param, {value name: shape}); a call it refuses is left out."""
     probe = onnx.load(path)
-    known_outputs = {o.name for o in probe.graph.output}
-    for v in m.graph.value_info:
-        if v.name not in known_outputs:
-            probe.graph.output.append(onnx.helper.make_value_info(v.name, onnx.TypeProto()))
+    graph_inputs = {i.name: i for i in probe.graph.input}
+    known = {o.name for o in probe.graph.output}
+    for n in names:
+        if n not in known:
+            probe.graph.output.append(onnx.helper.make_value_info(n, onnx.TypeProto()))
     session = onnxruntime.InferenceSession(probe.SerializeToString(), providers=["CPUExecutionProvider"])
     out_names = [o.name for o in session.get_outputs()]
-    right = wrong = unknown = 0
-    wrong_list, refused = [], []
+    runs, refused = [], []
     for call in calls:
         feed = {n: t.numpy() for n, t in zip([i.name for i in session.get_inputs()], call)}
         values = {}
@@ -198,32 +212,73 @@ def check(name, tool, workdir):
         except Exception as e:  # the exporter baked a size: the model runs only at the export's sizes
             refused.append(str(e).split("Status Message:")[-1].strip()[:120])
             continue
-        for n, r in zip(out_names, results):
-            v = typed.get(n)
-            if v is None or not v.type.tensor_type.HasField("shape"):
-                unknown += len(getattr(r, "shape", ()))
+        runs.append((values, {n: tuple(getattr(r, "shape", ())) for n, r in zip(out_names, results)}))
+    return runs, refused
+
+
+def score(typed, runs, dim_value):
+    """Each written dim against execution: (right, wrong, unknown, wrong list). `typed` maps a
+    value's name to its TypeProto; `dim_value(dim, values)` is the dim's value, or None if unknown."""
+    right = wrong = unknown = 0
+    wrong_list = []
+    for values, shapes in runs:
+        for n, shape in shapes.items():
+            t = typed.get(n)
+            if t is None or not t.tensor_type.HasField("shape"):
+                unknown += len(shape)
                 continue
-            dims = v.type.tensor_type.shape.dim
-            if len(dims) != r.ndim:
+            dims = t.tensor_type.shape.dim
+            if len(dims) != len(shape):
                 wrong += 1
-                wrong_list.append(f"{n}: rank {len(dims)} vs {r.ndim}")
+                wrong_list.append(f"{n}: rank {len(dims)} vs {len(shape)}")
                 continue
             for j, d in enumerate(dims):
-                if d.HasField("dim_value"):
-                    got = d.dim_value
-                elif d.dim_param and all(s in values for s in symbols(d.dim_param)):
-                    got = evaluate(d.dim_param, values)
-                else:
+                got = dim_value(d, values)
+                if got is None:
                     unknown += 1
-                    continue
-                if got == r.shape[j]:
+                elif got == shape[j]:
                     right += 1
                 else:
                     wrong += 1
-                    wrong_list.append(f"{n}[{j}] = {d.dim_param or d.dim_value} = {got}, onnxruntime {r.shape[j]} at {values}")
-    ops = sorted({(n.domain + "." if n.domain else "") + n.op_type for n in probe.graph.node if n.domain})
-    print(f"{name}: {len(probe.graph.node)} nodes{' (' + ', '.join(ops) + ')' if ops else ''}, {right} dims right, {wrong} wrong, {unknown} not known "
-          f"(over {len(calls) - len(refused)} calls{'; onnxruntime refused ' + str(len(refused)) if refused else ''}); fresh {report['fresh']}, not covered {report['not_covered']}; yobx {elapsed:.3f} s")
+                    wrong_list.append(f"{n}[{j}] = {d.dim_param or d.dim_value} = {got}, onnxruntime {shape[j]} at {values}")
+    return right, wrong, unknown, wrong_list
+
+
+def yobx_dim(d, values):
+    """A dim yobx wrote: dim_value, or a dim_param whose symbols are all input dims."""
+    if d.HasField("dim_value"):
+        return d.dim_value
+    if d.dim_param and all(s in values for s in symbols(d.dim_param)):
+        return evaluate(d.dim_param, values)
+    return None
+
+
+def run_yobx(tool, path, workdir, name):
+    """yobx-onnx-shapes on the model, timed as a whole process: (shaped model, report, seconds) or None."""
+    shaped = os.path.join(workdir, name + ".shaped.onnx")
+    report_path = os.path.join(workdir, name + ".report.json")
+    start = time.perf_counter()
+    out = subprocess.run([tool, path, shaped, "--report", report_path], capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    if out.returncode != 0:
+        print(f"{name}: yobx-onnx-shapes failed: {out.stderr.strip()}")
+        return None
+    return onnx.load(shaped), json.load(open(report_path)), elapsed
+
+
+def check(name, tool, workdir):
+    path, calls = export(name, workdir)
+    result = run_yobx(tool, path, workdir, name)
+    if result is None:
+        return False
+    m, report, elapsed = result
+    typed = {v.name: v.type for v in list(m.graph.value_info) + list(m.graph.output)}
+    runs, refused = execute(path, list(typed), calls)
+    right, wrong, unknown, wrong_list = score(typed, runs, yobx_dim)
+    ops = sorted({(n.domain + "." if n.domain else "") + n.op_type for n in m.graph.node if n.domain})
+    print(f"{name}: {len(m.graph.node)} nodes{' (' + ', '.join(ops) + ')' if ops else ''}, {right} dims right, {wrong} wrong, "
+          f"{unknown} not known (over {len(runs)} calls{'; onnxruntime refused ' + str(len(refused)) if refused else ''}); "
+          f"fresh {report['fresh']}, not covered {report['not_covered']}; yobx {elapsed:.3f} s")
     for w in wrong_list[:20]:
         print("  WRONG", w)
     return wrong == 0

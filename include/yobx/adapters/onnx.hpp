@@ -30,6 +30,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -440,7 +441,7 @@ public:
                 if (t == nullptr) t = lookup(o.name(), scopes);
                 out.push_back(t ? std::optional<TensorInfo>(*t) : std::nullopt);
             }
-            write_graph_types(g, inner);
+            pending_.emplace_back(&g, std::move(inner));  // written once the whole walk succeeded
             return out;
         };
         if (node.op_type() == "If") {
@@ -608,10 +609,11 @@ public:
         for (const auto& o : g.output()) outputs.insert(o.name());
         for (const auto& i : g.input()) inputs.insert(i.name());
         for (const auto& i : g.initializer()) inputs.insert(i.name());
-        std::map<std::string, const ::onnx::ValueInfoProto*> declared_info;
-        const ::onnx::GraphProto before = g;
-        for (const auto& v : before.value_info()) declared_info[v.name()] = &v;
-        g.clear_value_info();
+        // the model's own value_info, moved out (not copied: a graph holds the weights)
+        google::protobuf::RepeatedPtrField<::onnx::ValueInfoProto> before;
+        before.Swap(g.mutable_value_info());
+        std::unordered_map<std::string, const ::onnx::ValueInfoProto*> declared_info;
+        for (const auto& v : before) declared_info[v.name()] = &v;
         for (const auto& n : g.node())
             for (const auto& name : n.output()) {
                 if (name.empty() || outputs.count(name) || inputs.count(name)) continue;
@@ -685,6 +687,12 @@ public:
 
     const std::map<std::string, SymInt, std::less<>>& params() const { return params_; }
 
+    /// Writes the subgraphs' types, deferred so that a failed walk leaves the model as it was.
+    void write_subgraphs() {
+        for (auto& [g, scope] : pending_) write_graph_types(*g, scope);
+        pending_.clear();
+    }
+
 private:
     const InferenceOptions& options_;
     ShapeReport& report_;
@@ -697,6 +705,7 @@ private:
     std::unique_ptr<std::unordered_map<std::string, OnnxType>> onnx_types_;
     const ::onnx::ModelProto* model_ = nullptr;
     std::set<std::string, std::less<>> input_symbols_;
+    std::vector<std::pair<::onnx::GraphProto*, Scope>> pending_;
 
     SymInt new_symbol(const std::string& name) {
         std::optional<std::int64_t> hint;
@@ -754,11 +763,13 @@ private:
 
 /// Reads a model file; a value_error names the file and what is wrong (missing, not an ONNX model).
 inline ::onnx::ModelProto load_model(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
+    std::ifstream in(path, std::ios::binary | std::ios::ate);
     if (!in) throw value_error("cannot open '" + path + "'");
-    std::ostringstream buffer;
-    buffer << in.rdbuf();
-    const std::string bytes = buffer.str();
+    const std::streamoff size = in.tellg();
+    if (size < 0 || size > std::numeric_limits<int>::max()) throw value_error("'" + path + "' is larger than protobuf reads (2 GiB)");
+    std::string bytes(static_cast<std::size_t>(size), '\0');
+    in.seekg(0);
+    if (!in.read(bytes.data(), size)) throw value_error("cannot read '" + path + "'");
     ::onnx::ModelProto model;
     if (bytes.empty() || !model.ParseFromString(bytes))
         throw value_error("'" + path + "' is not an ONNX model (the protobuf does not parse: malformed or truncated)");
@@ -793,13 +804,13 @@ inline ShapeReport infer_shapes(::onnx::ModelProto& model, const InferenceOption
         throw value_error("unknown opset " + std::to_string(def->second) + " of the default domain (yobx knows " +
                           std::to_string(min_known_opset) + " to " + std::to_string(max_known_opset) + ")");
     ShapeReport report;
-    ::onnx::ModelProto shaped = model;
     detail::Walker walker(options, report, opsets);
     walker.set_model(&model);
     detail::Walker::Scope scope;
-    walker.walk(*shaped.mutable_graph(), scope, {});
-    walker.write_graph_types(*shaped.mutable_graph(), scope);
-    model = std::move(shaped);
+    // the walk reads the model and writes nothing: an error leaves it as it was
+    walker.walk(*model.mutable_graph(), scope, {});
+    walker.write_subgraphs();
+    walker.write_graph_types(*model.mutable_graph(), scope);
     report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return report;
 }
