@@ -17,7 +17,8 @@
 namespace {
 
 constexpr const char* usage =
-    "usage: yobx-onnx-shapes IN.onnx OUT.onnx [--report FILE] [--strict] [--hint NAME=VALUE]... [--op-profiles FILE]";
+    "usage: yobx-onnx-shapes IN.onnx OUT.onnx [--report FILE] [--strict] [--hint NAME=VALUE]... [--op-profiles FILE]\n"
+    "       yobx-onnx-shapes --list-operators";
 
 std::string read_text(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
@@ -47,6 +48,9 @@ int run(int argc, char** argv) {
             if (eq == std::string::npos || eq == 0 || std::from_chars(h.data() + eq + 1, end, v).ptr != end || eq + 1 == h.size() || v < 0)
                 throw yobx::value_error("--hint '" + h + "': expected NAME=VALUE with VALUE a size (an integer >= 0)");
             options.hints[h.substr(0, eq)] = v;
+        } else if (a == "--list-operators") {
+            std::cout << yobx::onnx::operator_table();
+            return 0;
         } else if (a == "--help" || a == "-h") {
             std::cout << usage << "\n";
             return 0;

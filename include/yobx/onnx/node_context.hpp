@@ -245,6 +245,8 @@ public:
     /// Adds the rule of `op_type` in `domain` ("" is the default domain) from opset `since` on.
     OpRegistry& add(std::string_view domain, std::string_view op_type, int since, Rule rule) {
         auto& v = rules_[key(domain, op_type)];
+        // a second rule for the same version replaces the first
+        std::erase_if(v, [&](const Entry& e) { return e.since == since; });
         v.push_back(Entry{since, rule});
         std::sort(v.begin(), v.end(), [](const Entry& a, const Entry& b) { return a.since < b.since; });
         return *this;

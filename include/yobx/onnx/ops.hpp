@@ -5,6 +5,10 @@
 // walk (yobx/adapters/onnx.hpp) looks rules up here and knows no operator.
 #pragma once
 
+#include <map>
+#include <string>
+#include <vector>
+
 #include <yobx/onnx/node_context.hpp>
 #include <yobx/onnx/ops/elementwise.hpp>
 #include <yobx/onnx/ops/generator.hpp>
@@ -36,6 +40,25 @@ inline const OpRegistry& default_registry() {
         return r;
     }();
     return registry;
+}
+
+/// The operator table of docs/onnx.md, in Markdown: each domain's operators with the
+/// opsets from which a rule of their own applies.
+inline std::string operator_table() {
+    std::map<std::string, std::vector<std::string>> by_domain;
+    for (const auto& [key, entries] : default_registry().table()) {
+        const auto sep = key.find("::");
+        std::string versions;
+        for (const auto& e : entries) versions += (versions.empty() ? "" : ", ") + std::to_string(e.since);
+        by_domain[key.substr(0, sep)].push_back(key.substr(sep + 2) + " (" + versions + ")");
+    }
+    std::string s = "| domain | operators (the opsets from which each rule applies) |\n|---|---|\n";
+    for (const auto& [domain, ops] : by_domain) {
+        s += "| " + (domain.empty() ? std::string("ai.onnx") : domain) + " (" + std::to_string(ops.size()) + ") | ";
+        for (std::size_t i = 0; i < ops.size(); ++i) s += (i ? ", " : "") + ops[i];
+        s += " |\n";
+    }
+    return s;
 }
 
 }  // namespace yobx::onnx

@@ -258,8 +258,8 @@ inline void register_elementwise(OpRegistry& r) {
                    "HardSigmoid", "HardSwish", "LeakyRelu", "Log", "Reciprocal", "Relu", "Round", "Selu", "Shrink", "Sigmoid", "Sign",
                    "Sin", "Sinh", "Softplus", "Softsign", "Sqrt", "Tan", "Tanh", "ThresholdedRelu", "Celu", "Gelu", "Mish", "Clip",
                    "BitwiseNot", "Softmax", "LogSoftmax", "Hardmax", "LRN", "MeanVarianceNormalization", "LpNormalization",
-                   "InstanceNormalization", "Trilu", "CumSum", "EyeLike", "Bernoulli", "RandomNormalLike", "RandomUniformLike",
-                   "ReverseSequence", "GroupNormalization", "Scatter", "ScatterElements", "ScatterND", "Binarizer"},
+                   "InstanceNormalization", "Trilu", "CumSum", "ReverseSequence", "GroupNormalization", "Scatter", "ScatterElements",
+                   "ScatterND"},
               1, same_as_input);
     r.add("", "Identity", 1, identity);
     r.add("", "Neg", 1, neg);
