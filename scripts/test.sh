@@ -72,8 +72,10 @@ if ! skipped fuzz; then
     echo "== fuzzing (${fuzz_seconds}s per target)"
     mkdir -p build/fuzz
     # build the targets two at a time, then run each
+    # a target's first line `// fuzz-link: FLAGS` gives its extra flags (the ONNX reader links ONNX)
     ls tests/fuzz/fuzz_*.cpp | xargs -P "$jobs" -I{} sh -c 'clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined \
-        -fno-sanitize-recover=all -D_GLIBCXX_ASSERTIONS -Iinclude "$1" -o "build/fuzz/$(basename "$1" .cpp)"' sh {}
+        -fno-sanitize-recover=all -D_GLIBCXX_ASSERTIONS -Iinclude "$1" -o "build/fuzz/$(basename "$1" .cpp)" \
+        $(sed -n "1s|^// fuzz-link: ||p" "$1")' sh {}
     for target in tests/fuzz/fuzz_*.cpp; do
         name=$(basename "$target" .cpp)
         corpus="build/fuzz/$name.corpus"

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
@@ -234,3 +235,28 @@ TEST_CASE("the real networks of data/light come out with every shape known") {
     }
 }
 #endif
+
+// The replay of the ONNX reader's fuzz target (tests/fuzz/fuzz_onnx_model.cpp) on
+// models mutated from seeded bytes, and on its corpus (the base models and the
+// inputs it once crashed on), in every build, the sanitizers' included.
+#include "../fuzz/onnx_model_check.hpp"
+
+TEST_CASE("ONNX reader: mutated models fail only with yobx errors and what is written reads back") {
+    for (std::uint64_t seed = 0; seed < 3000; ++seed) {
+        const auto bytes = fuzzgen::random_bytes(seed, 8 + seed % 57);
+        INFO("seed " << seed);
+        fuzzgen::check_mutated_model(bytes.data(), bytes.size());
+    }
+}
+
+TEST_CASE("ONNX reader: the fuzz corpus, the inputs it once crashed on included") {
+    std::size_t n = 0;
+    for (const auto& e : fs::directory_iterator(fs::path(YOBX_SOURCE_DIR) / "tests/fuzz/corpus/onnx_model")) {
+        std::ifstream in(e.path(), std::ios::binary);
+        const std::string bytes((std::istreambuf_iterator<char>(in)), {});
+        INFO(e.path());
+        fuzzgen::check_onnx_bytes(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
+        ++n;
+    }
+    CHECK(n >= 10);
+}

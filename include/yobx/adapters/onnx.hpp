@@ -645,7 +645,12 @@ public:
         const bool model_shape = model_tensor && model->tensor_type().has_shape();
         if (!info.shape) {
             if (model_shape) {
-                *tt->mutable_shape() = model->tensor_type().shape();
+                // the model's own shape, but never a negative dim it may hold
+                for (const auto& md : model->tensor_type().shape().dim()) {
+                    auto* dim = tt->mutable_shape()->add_dim();
+                    if (md.has_dim_value() && md.dim_value() >= 0) dim->set_dim_value(md.dim_value());
+                    else if (md.has_dim_param() && readable(md.dim_param())) dim->set_dim_param(md.dim_param());
+                }
                 report_.dims_from_model += static_cast<std::size_t>(model->tensor_type().shape().dim_size());
             } else {
                 ++report_.unknown_rank;
@@ -662,7 +667,7 @@ public:
             auto* dim = shape->add_dim();
             ++report_.dims;
             const bool fresh = is_fresh(d);
-            if (md && md->has_dim_value() && fresh) {
+            if (md && md->has_dim_value() && md->dim_value() >= 0 && fresh) {
                 dim->set_dim_value(md->dim_value());
                 ++report_.dims_from_model;
                 continue;
@@ -676,6 +681,16 @@ public:
                 dim->set_dim_param(d.to_string());
                 ++(fresh ? report_.fresh : report_.symbolic);
             }
+        }
+    }
+
+    /// A dim_param that parse_sym reads (what yobx writes must be).
+    static bool readable(const std::string& text) {
+        try {
+            (void)parse_sym(text);
+            return true;
+        } catch (const yobx::error&) {
+            return false;
         }
     }
 

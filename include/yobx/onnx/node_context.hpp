@@ -181,6 +181,7 @@ public:
     /// Writes output i (an index past the node's outputs is ignored: optional outputs).
     void set_output(std::size_t i, TensorInfo t) {
         if (i >= outputs_.size()) return;
+        if (t.shape) output_rank(static_cast<std::int64_t>(t.shape->size()));
         if (t.shape)
             for (const auto& d : *t.shape)
                 if (const auto c = d.maybe_constant(); c && *c < 0)
@@ -197,6 +198,15 @@ public:
     }
     const std::vector<std::optional<TensorInfo>>& outputs() const noexcept { return outputs_; }
     std::vector<std::optional<TensorInfo>>& outputs() noexcept { return outputs_; }
+
+    /// The largest rank yobx gives an output (a Reshape to a target of length 2^62 would
+    /// otherwise allocate a dimension for each).
+    static constexpr std::int64_t max_rank = 1024;
+    /// The rank `n` of an output, checked against max_rank.
+    std::int64_t output_rank(std::int64_t n) const {
+        if (n < 0 || n > max_rank) fail("an output of rank " + std::to_string(n) + " (yobx handles ranks up to " + std::to_string(max_rank) + ")");
+        return n;
+    }
 
     /// A new symbol for a size nobody can know before running the model (NonZero's
     /// count) or that the rules cannot express; `why` goes to the report.

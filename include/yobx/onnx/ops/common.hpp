@@ -62,7 +62,8 @@ std::optional<std::vector<SymInt>> combine_values(const NodeContext& ctx, std::s
     if (a == nullptr || b == nullptr) return std::nullopt;
     const auto &va = **a, &vb = **b;
     if (va.size() != vb.size() && va.size() != 1 && vb.size() != 1) return std::nullopt;
-    const std::size_t n = std::max(va.size(), vb.size());
+    // an empty side broadcasts to empty (against 1 element)
+    const std::size_t n = va.empty() || vb.empty() ? 0 : std::max(va.size(), vb.size());
     std::vector<SymInt> out;
     out.reserve(n);
     for (std::size_t i = 0; i < n; ++i) {

@@ -204,7 +204,7 @@ void variadic(NodeContext& ctx, F f) {
                 v.reset();
                 break;
             }
-            const std::size_t n = std::max(v->size(), (*next)->size());
+            const std::size_t n = v->empty() || (*next)->empty() ? 0 : std::max(v->size(), (*next)->size());
             std::vector<SymInt> r;
             for (std::size_t k = 0; k < n; ++k) {
                 auto x = f((*v)[v->size() == 1 ? 0 : k], (**next)[(*next)->size() == 1 ? 0 : k]);
@@ -240,7 +240,7 @@ inline void where(NodeContext& ctx) {
     const auto *x = ctx.values(1), *y = ctx.values(2);
     if (out.size() <= 1 && cond && x && y) {
         const auto n = out.empty() ? std::optional<std::int64_t>(1) : out[0].maybe_constant();
-        const auto fits = [&](std::size_t len) { return n && (len == 1 || static_cast<std::int64_t>(len) == *n); };
+        const auto fits = [&](std::size_t len) { return n && ((len == 1 && *n > 0) || static_cast<std::int64_t>(len) == *n); };
         if (n && fits(cond->size()) && fits((*x)->size()) && fits((*y)->size())) {
             v.emplace();
             for (std::int64_t i = 0; i < *n; ++i) {

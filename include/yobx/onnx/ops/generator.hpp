@@ -53,7 +53,7 @@ inline void constant_of_shape(NodeContext& ctx) {
         }
     } else {
         if (s.size() != 1 || !s[0].maybe_constant()) throw UnknownInput{"the rank of the output is not known"};
-        for (std::int64_t i = 0; i < *s[0].maybe_constant(); ++i) out.push_back(ctx.fresh("ConstantOfShape of a shape whose values are not known"));
+        for (std::int64_t i = 0; i < ctx.output_rank(*s[0].maybe_constant()); ++i) out.push_back(ctx.fresh("ConstantOfShape of a shape whose values are not known"));
     }
     std::optional<std::vector<SymInt>> values;
     if (fill && out.size() <= 1) {

@@ -53,6 +53,19 @@ inline void einsum(NodeContext& ctx) {
         else terms.back() += c;
     }
     if (terms.size() != ctx.input_count()) ctx.fail("equation '" + eq + "' has " + std::to_string(terms.size()) + " operands for " + std::to_string(ctx.input_count()) + " inputs");
+    // each term: letters and at most one '...'
+    const auto well_formed = [](const std::string& t) {
+        const auto dots = t.find("...");
+        for (std::size_t i = 0; i < t.size(); ++i) {
+            if (dots != std::string::npos && i >= dots && i < dots + 3) continue;
+            if (!((t[i] >= 'a' && t[i] <= 'z') || (t[i] >= 'A' && t[i] <= 'Z'))) return false;
+        }
+        return true;
+    };
+    for (const auto& t : terms)
+        if (!well_formed(t)) ctx.fail("equation '" + eq + "': operand '" + t + "' is not letters with at most one '...'");
+    if (arrow != std::string::npos && !well_formed(clean.substr(arrow + 2)))
+        ctx.fail("equation '" + eq + "': the output is not letters with at most one '...'");
     std::map<char, SymInt> size;
     std::map<char, int> count;
     std::vector<Shape> ellipses;

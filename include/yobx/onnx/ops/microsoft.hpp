@@ -34,7 +34,8 @@ inline void attention(NodeContext& ctx) {
     SymInt v_hidden;
     if (auto q = ctx.attr_ints("qkv_hidden_sizes"); q && q->size() == 3) v_hidden = (*q)[2];
     else if (ctx.has_input(2) && ctx.input(2)->shape && ctx.input(2)->shape->size() == 1) v_hidden = ctx.simplify(floordiv(ctx.input(2)->shape->at(0), 3));
-    else v_hidden = ctx.simplify(floordiv(ctx.shape(1).at(1), 3));
+    else if (ctx.shape(1).size() == 2) v_hidden = ctx.simplify(floordiv(ctx.shape(1)[1], 3));
+    else ctx.fail("weights must have rank 2, got " + format_shape(ctx.shape(1)));
     ctx.set_output(0, ctx.elem_type(0), {x[0], x[1], v_hidden});
     if (ctx.output_count() > 1) {
         if (ctx.has_input(4) && ctx.input(4)->shape && ctx.input(4)->shape->size() == 5) {

@@ -83,7 +83,8 @@ inline const Shape& batch_input(NodeContext& ctx, std::size_t i) {
 inline void conv_at(NodeContext& ctx, std::size_t x, std::size_t w, int out_type) {
     const Shape& in = detail::batch_input(ctx, x);
     const Shape& weight = ctx.shape(w);
-    Shape out{in[0], weight.at(0)};
+    if (weight.size() != in.size()) ctx.fail("the weight must have the input's rank, got " + format_shape(weight) + " for " + format_shape(in));
+    Shape out{in[0], weight[0]};
     const Shape spatial = detail::window_output(ctx, Shape(in.begin() + 2, in.end()), detail::kernel_of(ctx, w), false);
     out.insert(out.end(), spatial.begin(), spatial.end());
     ctx.set_output(0, out_type, std::move(out));
@@ -96,8 +97,9 @@ inline void qlinear_conv(NodeContext& ctx) { conv_at(ctx, 0, 3, ctx.has_input(7)
 inline void conv_transpose(NodeContext& ctx) {
     const Shape& in = detail::batch_input(ctx, 0);
     const Shape& w = ctx.shape(1);
+    if (w.size() != in.size()) ctx.fail("the weight must have the input's rank, got " + format_shape(w) + " for " + format_shape(in));
     const std::int64_t group = ctx.attr_int("group", 1);
-    Shape out{in[0], ctx.simplify(w.at(1) * group)};
+    Shape out{in[0], ctx.simplify(w[1] * group)};
     const std::size_t n = in.size() - 2;
     if (auto os = ctx.attr_ints("output_shape")) {
         if (os->size() < n) ctx.fail("output_shape has fewer values than spatial dims");

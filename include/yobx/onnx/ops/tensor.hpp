@@ -57,7 +57,7 @@ inline void reshape(NodeContext& ctx) {
     } else {
         const Shape& target = ctx.shape(1);
         if (target.size() != 1 || !target[0].maybe_constant()) throw UnknownInput{"the length of the target shape is not known"};
-        const std::int64_t n = *target[0].maybe_constant();
+        const std::int64_t n = ctx.output_rank(*target[0].maybe_constant());
         if (const auto* v = ctx.values(1)) {
             const Shape t(**v);
             out = guarded(
@@ -162,7 +162,13 @@ inline void split(NodeContext& ctx) {
     if (sizes) {
         if (sizes->size() != n)
             ctx.fail("split has " + std::to_string(sizes->size()) + " entries for " + std::to_string(n) + " outputs");
-        for (auto s : *sizes) parts.push_back(s);
+        std::int64_t total = 0;
+        for (auto s : *sizes) {
+            if (s < 0 || __builtin_add_overflow(total, s, &total)) ctx.fail("split sizes must be >= 0, got " + shape::detail::format_ints(*sizes));
+            parts.push_back(s);
+        }
+        if (const auto c = d.maybe_constant(); c && *c != total)
+            ctx.fail("split sizes " + shape::detail::format_ints(*sizes) + " add up to " + std::to_string(total) + ", not the dimension " + std::to_string(*c));
     } else if (ctx.opset() >= 18 && ctx.attribute("num_outputs")) {
         const std::int64_t k = ctx.attr_int("num_outputs", 1);
         if (k < 1 || static_cast<std::size_t>(k) != n) ctx.fail("num_outputs is " + std::to_string(k) + " for " + std::to_string(n) + " outputs");
@@ -274,7 +280,7 @@ inline void expand(NodeContext& ctx) {
     const Shape& in = ctx.shape(0);
     const Shape& ts = ctx.shape(1);
     if (ts.size() != 1 || !ts[0].maybe_constant()) throw UnknownInput{"the length of the target shape is not known"};
-    const std::int64_t n = *ts[0].maybe_constant();
+    const std::int64_t n = ctx.output_rank(*ts[0].maybe_constant());
     const auto unknown = [&] {
         Shape o = in;
         if (n > static_cast<std::int64_t>(o.size())) o.insert(o.begin(), static_cast<std::size_t>(n - static_cast<std::int64_t>(o.size())), SymInt(1));
@@ -293,7 +299,7 @@ inline void expand(NodeContext& ctx) {
     std::optional<std::vector<SymInt>> values;
     if (const auto* v = ctx.values(0); v && out.size() <= 1) {
         const auto len = out.empty() ? std::optional<std::int64_t>(1) : out[0].maybe_constant();
-        if (len && *len <= SymTensor::max_values && ((*v)->size() == 1 || static_cast<std::int64_t>((*v)->size()) == *len)) {
+        if (len && *len <= SymTensor::max_values && (((*v)->size() == 1) || static_cast<std::int64_t>((*v)->size()) == *len)) {
             values.emplace();
             for (std::int64_t i = 0; i < *len; ++i) values->push_back((**v)[(*v)->size() == 1 ? 0 : static_cast<std::size_t>(i)]);
         }
@@ -368,9 +374,15 @@ namespace detail {
 
 /// floor(d * scale) with scale read as the float32 the runtimes compute with: a
 /// float is m * 2^-k, so the floor is (d*m)//2^k, exact for a symbolic d.
-inline SymInt scaled(const NodeContext& ctx, const SymInt& d, double scale) {
+inline SymInt scaled(NodeContext& ctx, const SymInt& d, double scale) {
     const auto f = static_cast<float>(scale);
-    if (const auto c = d.maybe_constant()) return static_cast<std::int64_t>(std::floor(static_cast<double>(f) * static_cast<double>(*c)));
+    if (!std::isfinite(f) || f < 0) ctx.fail("scale " + std::to_string(scale) + " is not a finite number >= 0");
+    if (const auto c = d.maybe_constant()) {
+        const double r = std::floor(static_cast<double>(f) * static_cast<double>(*c));
+        if (r >= 9.2e18) ctx.fail("scale " + std::to_string(scale) + " of " + std::to_string(*c) + " overflows");
+        return static_cast<std::int64_t>(r);
+    }
+    if (f == 0) return SymInt(0);
     int e = 0;
     const double m = std::frexp(static_cast<double>(f), &e);  // f = m * 2^e, 0.5 <= m < 1
     auto mant = static_cast<std::int64_t>(std::ldexp(m, 24));
@@ -379,8 +391,11 @@ inline SymInt scaled(const NodeContext& ctx, const SymInt& d, double scale) {
         mant /= 2;
         --k;
     }
-    if (k <= 0) return ctx.simplify(d * (mant << -k));
-    if (k > 62) return SymInt(0);
+    if (k <= 0) {
+        if (-k > 38) ctx.fail("scale " + std::to_string(scale) + " overflows a dimension");
+        return ctx.simplify(d * (mant << -k));
+    }
+    if (k > 62) return ctx.fresh("Resize by a scale whose exact quotient yobx cannot write");
     return ctx.simplify(floordiv(d * mant, std::int64_t{1} << k));
 }
 
