@@ -7,6 +7,7 @@
 #include <yobx/adapters/onnx.hpp>
 
 #include <charconv>
+#include <filesystem>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -62,6 +63,8 @@ int run(int argc, char** argv) {
     }
     if (in.empty() || out.empty()) throw yobx::value_error("IN.onnx and OUT.onnx are required");
     ::onnx::ModelProto model = yobx::onnx::load_model(in);
+    options.model_dir = std::filesystem::path(in).parent_path();
+    if (options.model_dir.empty()) options.model_dir = ".";
     const yobx::onnx::ShapeReport report = yobx::onnx::infer_shapes(model, options);
     if (!report_path.empty()) {
         std::ofstream r(report_path, std::ios::binary | std::ios::trunc);

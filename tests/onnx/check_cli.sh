@@ -69,6 +69,26 @@ import json
 r = json.load(open('$dir/c.json'))
 print(r['not_covered'][0]['op'], r['not_covered'][0]['count'])")"
 
+"$tool" "$dir/external.onnx" "$dir/out.onnx" > /dev/null
+check "external data: a small integer tensor is read from beside the model" "batch,24" "$(/usr/bin/python3 -c "
+import onnx
+m = onnx.load('$dir/out.onnx', load_external_data=False)
+print(','.join(d.dim_param or str(d.dim_value) for d in m.graph.output[0].type.tensor_type.shape.dim))")"
+check "external data: the references kept, no data file written" "target.bin no-such-file.bin" "$(/usr/bin/python3 -c "
+import onnx
+m = onnx.load('$dir/out.onnx', load_external_data=False)
+print(' '.join(e.value for t in m.graph.initializer for e in t.external_data if e.key == 'location'))")"
+fails "external data escaping" "yobx-onnx-shapes: initializer 'target': external data location '../outside/secret.bin' escapes the model's directory" \
+    "$dir/escape.onnx" "$dir/out.onnx"
+fails "external data absolute" "yobx-onnx-shapes: initializer 'target': external data location '/etc/hostname' is absolute; it must be inside the model's directory" \
+    "$dir/absolute.onnx" "$dir/out.onnx"
+fails "external data through a symlink" "yobx-onnx-shapes: initializer 'target': external data location 'link.bin' escapes the model's directory" \
+    "$dir/symlink.onnx" "$dir/out.onnx"
+fails "external data past the end" "yobx-onnx-shapes: initializer 'target': external data 'target.bin' offset 8 and length 16 are past its end (16 bytes)" \
+    "$dir/past_end.onnx" "$dir/out.onnx"
+fails "a hint for no dim" "yobx-onnx-shapes: hint 'heigth': no input dim is named so (the model's: batch, height, width)" \
+    "$dir/conv.onnx" "$dir/out.onnx" --hint heigth=3
+
 fails "missing file" "yobx-onnx-shapes: cannot open '$dir/none.onnx'" "$dir/none.onnx" "$dir/out.onnx"
 head -c 300 "$dir/conv.onnx" > "$dir/truncated.onnx"
 fails "truncated model" "yobx-onnx-shapes: '$dir/truncated.onnx' is not an ONNX model (the protobuf does not parse: malformed or truncated)" \

@@ -46,4 +46,34 @@ with open(os.path.join(out, "profiles.json"), "w") as fp:
              '"outputs": [{"rank": 3, "dtype": "float32", "dims": ["i0_0", "i0_2*i0_3", "2*i0_1"]}]}]}')
 with open(os.path.join(out, "bad_profiles.json"), "w") as fp:
     fp.write('{"mydomain.MyOp": [{"inputs": [{"rank": 4, "dtype": "float99"}], "outputs": []}]}')
+# external data: a Reshape's target stored beside the model (read), a float weight whose file
+# does not exist (never read), and locations that escape the model's directory
+def external(name, location, offset=0):
+    t = helper.make_tensor("target", TensorProto.INT64, [2], [0, 0])
+    t.ClearField("int64_data")
+    t.data_location = TensorProto.EXTERNAL
+    for k, v in [("location", location), ("offset", str(offset)), ("length", "16")]:
+        e = t.external_data.add()
+        e.key, e.value = k, v
+    big = TensorProto(name="big", data_type=f, dims=[1000, 1000])
+    big.data_location = TensorProto.EXTERNAL
+    e = big.external_data.add()
+    e.key, e.value = "location", "no-such-file.bin"
+    xi = helper.make_tensor_value_info("x", f, ["batch", 4, 6])
+    save(name, [helper.make_node("Reshape", ["x", "target"], ["y"], name="reshape")], [xi], [y], inits=[t, big])
+
+
+import struct
+with open(os.path.join(out, "target.bin"), "wb") as fp:
+    fp.write(struct.pack("<qq", 0, -1))
+os.makedirs(os.path.join(out, "..", "outside"), exist_ok=True)
+with open(os.path.join(out, "..", "outside", "secret.bin"), "wb") as fp:
+    fp.write(struct.pack("<qq", 0, -1))
+if not os.path.lexists(os.path.join(out, "link.bin")):
+    os.symlink(os.path.join("..", "outside", "secret.bin"), os.path.join(out, "link.bin"))
+external("external", "target.bin")
+external("escape", "../outside/secret.bin")
+external("absolute", "/etc/hostname")
+external("symlink", "link.bin")
+external("past_end", "target.bin", offset=8)
 print("models written")

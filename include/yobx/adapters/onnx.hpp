@@ -25,6 +25,8 @@
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -55,6 +57,10 @@ struct InferenceOptions {
     bool onnx_fallback = true;
     /// Profiles of custom operators, the content of draft export's op_profiles.
     OpProfiles op_profiles;
+    /// The model's directory, where external data is looked for (empty: external data is
+    /// not read). Only small integer tensors are read from it, and only from regular files
+    /// inside it once every `..` and symlink is resolved.
+    std::filesystem::path model_dir;
 };
 
 namespace detail {
@@ -75,10 +81,61 @@ std::optional<std::vector<T>> raw_values(const std::string& raw, std::int64_t n)
     return out;
 }
 
+/// The bytes of a small tensor stored outside the model: `location` relative to `dir`,
+/// resolved (`..`, symlinks) and required to stay inside it, a regular file, offset and
+/// length checked against its size before anything is read or allocated. A location that
+/// escapes, or a range past the file's end, is a value_error naming it.
+inline std::string external_bytes(const ::onnx::TensorProto& t, const std::filesystem::path& dir, std::size_t want,
+                                  std::string_view what) {
+    namespace fs = std::filesystem;
+    std::string location;
+    std::int64_t offset = 0, length = -1;
+    const auto number = [&](const std::string& key, const std::string& v) {
+        std::int64_t x = 0;
+        const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+        if (ec != std::errc() || end != v.data() + v.size() || x < 0)
+            throw value_error(std::string(what) + ": external data " + key + " '" + v + "' is not a size");
+        return x;
+    };
+    for (const auto& e : t.external_data()) {
+        if (e.key() == "location") location = e.value();
+        else if (e.key() == "offset") offset = number("offset", e.value());
+        else if (e.key() == "length") length = number("length", e.value());
+    }
+    if (location.empty()) throw value_error(std::string(what) + ": external data without a location");
+    const fs::path rel(location);
+    if (rel.is_absolute() || rel.has_root_name() || rel.has_root_directory())
+        throw value_error(std::string(what) + ": external data location '" + location + "' is absolute; it must be inside the model's directory");
+    std::error_code ec;
+    const fs::path root = fs::canonical(dir, ec);
+    if (ec) throw value_error(std::string(what) + ": the model's directory '" + dir.string() + "' cannot be resolved");
+    const fs::path file = fs::weakly_canonical(root / rel, ec);
+    const auto [r, f] = std::mismatch(root.begin(), root.end(), file.begin(), file.end());
+    if (ec || r != root.end())
+        throw value_error(std::string(what) + ": external data location '" + location + "' escapes the model's directory");
+    if (!fs::is_regular_file(file, ec)) throw value_error(std::string(what) + ": external data '" + location + "' is not a regular file");
+    const auto size = fs::file_size(file, ec);
+    if (ec) throw value_error(std::string(what) + ": external data '" + location + "' cannot be read");
+    const auto len = length < 0 ? static_cast<std::uint64_t>(want) : static_cast<std::uint64_t>(length);
+    if (static_cast<std::uint64_t>(offset) > size || len > size - static_cast<std::uint64_t>(offset))
+        throw value_error(std::string(what) + ": external data '" + location + "' offset " + std::to_string(offset) + " and length " +
+                          std::to_string(len) + " are past its end (" + std::to_string(size) + " bytes)");
+    if (len != want)
+        throw value_error(std::string(what) + ": external data '" + location + "' has " + std::to_string(len) + " bytes for " +
+                          std::to_string(want) + " expected");
+    std::string bytes(want, '\0');
+    std::ifstream in(file, std::ios::binary);
+    in.seekg(offset);
+    if (!in || !in.read(bytes.data(), static_cast<std::streamsize>(want)))
+        throw value_error(std::string(what) + ": external data '" + location + "' cannot be read");
+    return bytes;
+}
+
 /// What inference needs of an initializer or a tensor attribute: type, dims, and the
 /// contents of a small integer or floating-point tensor stored in the model itself.
-/// External data is never read: its tensor is known by its dims alone.
-inline TensorInfo tensor_info(const ::onnx::TensorProto& t, std::string_view what) {
+/// External data is read only for a small integer tensor and only given the model's
+/// directory (external_bytes); any other external tensor is known by its dims alone.
+inline TensorInfo tensor_info(const ::onnx::TensorProto& t, std::string_view what, const std::filesystem::path& dir = {}) {
     TensorInfo info;
     info.elem_type = t.data_type();
     Shape shape;
@@ -89,7 +146,17 @@ inline TensorInfo tensor_info(const ::onnx::TensorProto& t, std::string_view wha
     info.shape = shape;
     const auto n = element_count(t.dims());
     if (!n) throw value_error(std::string(what) + ": the element count of its dims overflows");
-    if (t.data_location() == ::onnx::TensorProto::EXTERNAL || *n > SymTensor::max_values || shape.size() > 1) return info;
+    if (*n > SymTensor::max_values || shape.size() > 1) return info;
+    const bool external = t.data_location() == ::onnx::TensorProto::EXTERNAL;
+    if (external) {
+        const std::size_t width = t.data_type() == elem::int64 ? 8 : t.data_type() == elem::int32 ? 4 : 0;
+        if (dir.empty() || width == 0) return info;
+        ::onnx::TensorProto inline_copy;
+        inline_copy.set_data_type(t.data_type());
+        *inline_copy.mutable_dims() = t.dims();
+        inline_copy.set_raw_data(external_bytes(t, dir, static_cast<std::size_t>(*n) * width, what));
+        return tensor_info(inline_copy, what);
+    }
     const bool raw = t.has_raw_data();
     auto set_ints = [&](auto&& v) {
         if (v && static_cast<std::int64_t>(v->size()) == *n) info.values = std::vector<SymInt>(v->begin(), v->end());
@@ -125,7 +192,7 @@ inline TensorInfo tensor_info(const ::onnx::TensorProto& t, std::string_view wha
     return info;
 }
 
-inline Attribute attribute_of(const ::onnx::AttributeProto& a, std::string_view node) {
+inline Attribute attribute_of(const ::onnx::AttributeProto& a, std::string_view node, const std::filesystem::path& dir) {
     Attribute out;
     using A = ::onnx::AttributeProto;
     switch (a.type()) {
@@ -137,7 +204,7 @@ inline Attribute attribute_of(const ::onnx::AttributeProto& a, std::string_view 
         case A::STRINGS: out.kind = Attribute::Kind::strings; out.strings.assign(a.strings().begin(), a.strings().end()); break;
         case A::TENSOR:
             out.kind = Attribute::Kind::tensor;
-            out.tensor = tensor_info(a.t(), "attribute '" + a.name() + "' of node '" + std::string(node) + "'");
+            out.tensor = tensor_info(a.t(), "attribute '" + a.name() + "' of node '" + std::string(node) + "'", dir);
             break;
         case A::GRAPH: out.kind = Attribute::Kind::graph; break;
         default: break;
@@ -217,7 +284,7 @@ public:
     /// Walks a graph in `scope` (which holds the outer values), filling it with every value.
     void walk(::onnx::GraphProto& g, Scope& scope, std::vector<const Scope*> outer) {
         for (const auto& init : g.initializer())
-            scope[init.name()] = tensor_info(init, "initializer '" + init.name() + "'");
+            scope[init.name()] = tensor_info(init, "initializer '" + init.name() + "'", options_.model_dir);
         for (const auto& in : g.input()) {
             if (scope.count(in.name())) continue;
             // a sequence, map or optional input is a value of unknown shape
@@ -315,7 +382,7 @@ public:
         ++report_.nodes;
         const std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
         std::map<std::string, Attribute, std::less<>> attributes;
-        for (const auto& a : node.attribute()) attributes.emplace(a.name(), attribute_of(a, node.name()));
+        for (const auto& a : node.attribute()) attributes.emplace(a.name(), attribute_of(a, node.name(), options_.model_dir));
         std::vector<const TensorInfo*> inputs;
         for (const auto& i : node.input()) inputs.push_back(i.empty() ? nullptr : lookup(i, scopes));
         NodeContext ctx(env_, policy_, domain, node.op_type(), node.name(), opset_of(domain), inputs, attributes,
@@ -702,6 +769,16 @@ public:
 
     const std::map<std::string, SymInt, std::less<>>& params() const { return params_; }
 
+    /// A hint that names no input dim is a mistake the user wants to hear of (a misspelt name).
+    void check_hints() const {
+        for (const auto& [name, value] : options_.hints)
+            if (!input_symbols_.count(name)) {
+                std::string known;
+                for (const auto& s : input_symbols_) known += (known.empty() ? "" : ", ") + s;
+                throw value_error("hint '" + name + "': no input dim is named so (the model's: " + (known.empty() ? "none" : known) + ")");
+            }
+    }
+
     /// Writes the subgraphs' types, deferred so that a failed walk leaves the model as it was.
     void write_subgraphs() {
         for (auto& [g, scope] : pending_) write_graph_types(*g, scope);
@@ -824,6 +901,7 @@ inline ShapeReport infer_shapes(::onnx::ModelProto& model, const InferenceOption
     detail::Walker::Scope scope;
     // the walk reads the model and writes nothing: an error leaves it as it was
     walker.walk(*model.mutable_graph(), scope, {});
+    walker.check_hints();
     walker.write_subgraphs();
     walker.write_graph_types(*model.mutable_graph(), scope);
     report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
