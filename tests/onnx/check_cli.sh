@@ -89,6 +89,14 @@ fails "external data past the end" "yobx-onnx-shapes: initializer 'target': exte
 fails "a hint for no dim" "yobx-onnx-shapes: hint 'heigth': no input dim is named so (the model's: batch, height, width)" \
     "$dir/conv.onnx" "$dir/out.onnx" --hint heigth=3
 
+"$tool" "$dir/declared.onnx" "$dir/out.onnx" --report "$dir/d.json" > /dev/null
+check "a declared shape contradicted: the inferred dim written, the model's reported" "c 1 6 8 (height + 1)//2" "$(/usr/bin/python3 -c "
+import json, onnx
+r = json.load(open('$dir/d.json'))
+m = onnx.load('$dir/out.onnx')
+c = [v for v in m.graph.value_info if v.name == 'c'][0].type.tensor_type.shape.dim
+print(' '.join(f\"{x['value']} {x['axis']} {x['model']}\" for x in r['contradictions']), c[1].dim_value, c[2].dim_param)")"
+
 fails "missing file" "yobx-onnx-shapes: cannot open '$dir/none.onnx'" "$dir/none.onnx" "$dir/out.onnx"
 head -c 300 "$dir/conv.onnx" > "$dir/truncated.onnx"
 fails "truncated model" "yobx-onnx-shapes: '$dir/truncated.onnx' is not an ONNX model (the protobuf does not parse: malformed or truncated)" \

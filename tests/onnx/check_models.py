@@ -133,6 +133,19 @@ def build(name):
         return Out(model).eval(), ["x"], {"x": {0: "x_dim_0", 1: "x_dim_1"}}, [(torch.randn(b, s, 4),) for b, s in [(2, 5), (1, 9), (4, 3)]]
     if name == "audio":
         return Audio().eval(), ["wave"], {"wave": {0: "wave_dim_0", 2: "wave_dim_2"}}, [(torch.randn(b, 1, n),) for b, n in [(2, 400), (1, 517), (3, 263)]]
+    if name == "fasterrcnn":
+        model = models.make("fasterrcnn")
+
+        class Boxes(nn.Module):
+            def __init__(self, m):
+                super().__init__()
+                self.m = m
+
+            def forward(self, x):
+                out = self.m([x[0]])[0]
+                return out["boxes"], out["scores"], out["labels"]
+        sizes = [(160, 176), (128, 192), (192, 144)]
+        return Boxes(model).eval(), ["x"], {"x": {2: "x_dim_2", 3: "x_dim_3"}}, [(torch.rand(1, 3, h, w),) for h, w in sizes]
     if name == "scripted_control":
         return torch.jit.script(ScriptedControl()), ["x"], {"x": {0: "x_dim_0", 1: "x_dim_1"}}, [(torch.randn(b, n),) for b, n in [(2, 6), (3, 3), (1, 5)]]
     raise ValueError(name)
@@ -287,7 +300,7 @@ def check(name, tool, workdir):
 def main():
     tool, workdir = sys.argv[1], sys.argv[2]
     names = sys.argv[3:] or ["resnet18", "mobilenet_v3_small", "squeezenet1_0", "lraspp", "encoder", "tiny_llm", "lstm", "audio",
-                             "scripted_control", "tiny_llm+fused", "encoder+fused", "tiny_llm+qdynamic", "resnet18+qdq",
+                             "scripted_control", "fasterrcnn", "tiny_llm+fused", "encoder+fused", "tiny_llm+qdynamic", "resnet18+qdq",
                              "tiny_llm+q4"]
     os.makedirs(workdir, exist_ok=True)
     ok = all([check(n, tool, workdir) for n in names])

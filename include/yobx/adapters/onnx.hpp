@@ -739,7 +739,9 @@ public:
                 ++report_.dims_from_model;
                 continue;
             }
-            if (md && md->has_dim_value() && d.maybe_constant() && *d.maybe_constant() != md->dim_value())
+            // the model's constant against what yobx inferred: a different constant, or an expression proven never equal to it
+            if (md && md->has_dim_value() && md->dim_value() >= 0 &&
+                (d.maybe_constant() ? *d.maybe_constant() != md->dim_value() : env_.statically_known_true(d != md->dim_value())))
                 report_.contradictions.push_back({name, static_cast<std::int64_t>(i), std::to_string(md->dim_value()), d.to_string()});
             if (const auto c = d.maybe_constant()) {
                 dim->set_dim_value(*c);
