@@ -1,0 +1,676 @@
+// yobx/adapters/onnx/walker.hpp — the graph walk: one ShapeEnv, the rules looked up per node, the types written.
+//
+// Walker reads a GraphProto (inputs' dim_params as symbols, initializers,
+// nodes in topological order, subgraphs of If, Loop and Scan), runs each
+// node's rule from the registry (or an op profile, or ONNX's own inference as
+// the fallback), and writes every value's type into value_info and the
+// outputs. It knows no operator.
+#pragma once
+
+#ifndef ONNX_ML
+#define ONNX_ML 1
+#endif
+#ifndef ONNX_NAMESPACE
+#define ONNX_NAMESPACE onnx
+#endif
+
+#include <yobx/adapters/onnx/options.hpp>
+#include <yobx/adapters/onnx/tensors.hpp>
+#include <yobx/onnx/ops.hpp>
+#include <yobx/onnx/report.hpp>
+
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <cstdio>
+#include <algorithm>
+#include <charconv>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace yobx::onnx::detail {
+
+/// The graph walk: one ShapeEnv, values by name in nested scopes (subgraphs see the outer values).
+class Walker {
+public:
+    Walker(const InferenceOptions& options, ShapeReport& report, const std::map<std::string, int, std::less<>>& opsets)
+        : options_(options), report_(report), opsets_(opsets),
+          env_(options.hints.empty() ? ShapeEnvMode::strict : ShapeEnvMode::draft),
+          policy_(options.strict || !options.hints.empty() ? BroadcastPolicy::strict : BroadcastPolicy::new_symbol) {}
+
+    ShapeEnv& env() { return env_; }
+    /// The model ONNX's own inference runs on when a node needs the fallback.
+    void set_model(const ::onnx::ModelProto* model) { model_ = model; }
+
+    using Scope = std::unordered_map<std::string, TensorInfo>;
+
+    /// The symbol (or expression) of a dim_param, created on first sight.
+    SymInt dim_param(const std::string& text) {
+        if (auto it = params_.find(text); it != params_.end()) return it->second;
+        SymInt value;
+        bool parsed = false;
+        try {
+            value = parse_sym(text);
+            parsed = true;
+            for (const auto& name : value.free_symbols())
+                if (!env_.has_symbol(name)) new_symbol(name);
+        } catch (const yobx::error&) {
+            parsed = false;
+        }
+        if (!parsed) {
+            std::string name = symbol_name(text);
+            while (env_.has_symbol(name)) name += "_";
+            value = new_symbol(name);
+            report_.name_mapping.emplace_back(text, name);
+        }
+        params_.emplace(text, value);
+        return value;
+    }
+
+    /// What a ValueInfoProto's type says, dims as symbols.
+    std::optional<TensorInfo> declared(const ::onnx::TypeProto& type) {
+        if (!type.has_tensor_type()) return std::nullopt;
+        const auto& tt = type.tensor_type();
+        TensorInfo info;
+        info.elem_type = tt.elem_type();
+        if (!tt.has_shape()) return info;
+        Shape shape;
+        for (const auto& d : tt.shape().dim()) {
+            if (d.has_dim_value()) {
+                if (d.dim_value() < 0) throw value_error("a declared dimension is negative: " + std::to_string(d.dim_value()));
+                shape.push_back(d.dim_value());
+            } else if (d.has_dim_param() && !d.dim_param().empty()) {
+                shape.push_back(dim_param(d.dim_param()));
+            } else {
+                shape.push_back(fresh_symbol("", "graph input", "a dimension the model declares with neither a value nor a name"));
+            }
+        }
+        info.shape = std::move(shape);
+        return info;
+    }
+
+    /// Walks a graph in `scope` (which holds the outer values), filling it with every value.
+    void walk(::onnx::GraphProto& g, Scope& scope, std::vector<const Scope*> outer) {
+        for (const auto& init : g.initializer())
+            scope[init.name()] = tensor_info(init, "initializer '" + init.name() + "'", options_.model_dir);
+        for (const auto& in : g.input()) {
+            if (scope.count(in.name())) continue;
+            // a sequence, map or optional input is a value of unknown shape
+            scope[in.name()] = declared(in.type()).value_or(TensorInfo{});
+        }
+        outer.push_back(&scope);
+        const auto order = topological_order(g, outer);
+        for (int index : order) run_node(*g.mutable_node(index), scope, outer);
+    }
+
+    /// Node indices in an order where each input is produced before it is used; a cycle is an error.
+    std::vector<int> topological_order(const ::onnx::GraphProto& g, const std::vector<const Scope*>& known) {
+        std::unordered_map<std::string, int> producer;
+        for (int i = 0; i < g.node_size(); ++i)
+            for (const auto& o : g.node(i).output())
+                if (!o.empty()) producer[o] = i;
+        const auto defined_outside = [&](const std::string& name) {
+            for (const Scope* s : known)
+                if (s->count(name)) return true;
+            return false;
+        };
+        std::vector<int> state(static_cast<std::size_t>(g.node_size()), 0), order;
+        order.reserve(state.size());
+        // iterative depth-first search, so that a long chain does not exhaust the stack
+        for (int start = 0; start < g.node_size(); ++start) {
+            if (state[static_cast<std::size_t>(start)] != 0) continue;
+            std::vector<std::pair<int, int>> stack{{start, 0}};
+            state[static_cast<std::size_t>(start)] = 1;
+            while (!stack.empty()) {
+                auto& [n, k] = stack.back();
+                const auto deps = node_inputs(g.node(n));
+                if (k < static_cast<int>(deps.size())) {
+                    const std::string& name = deps[static_cast<std::size_t>(k++)];
+                    if (name.empty() || defined_outside(name)) continue;
+                    const auto it = producer.find(name);
+                    if (it == producer.end())
+                        throw value_error("node " + describe(g.node(n)) + ": input '" + name +
+                                          "' is produced by no node, initializer or graph input");
+                    auto& st = state[static_cast<std::size_t>(it->second)];
+                    if (st == 1) throw value_error("the graph is not a DAG: node " + describe(g.node(it->second)) + " depends on itself through '" + name + "'");
+                    if (st == 0) {
+                        st = 1;
+                        stack.emplace_back(it->second, 0);
+                    }
+                    continue;
+                }
+                state[static_cast<std::size_t>(n)] = 2;
+                order.push_back(n);
+                stack.pop_back();
+            }
+        }
+        return order;
+    }
+
+    static std::string describe(const ::onnx::NodeProto& n) {
+        return "'" + (n.name().empty() ? (n.output_size() ? n.output(0) : std::string("?")) : n.name()) + "' (" +
+               (n.domain().empty() ? "" : n.domain() + ".") + n.op_type() + ")";
+    }
+
+    /// A node's inputs and the outer values its subgraphs read.
+    static std::vector<std::string> node_inputs(const ::onnx::NodeProto& n) {
+        std::vector<std::string> v(n.input().begin(), n.input().end());
+        for (const auto& a : n.attribute())
+            if (a.type() == ::onnx::AttributeProto::GRAPH) collect_outer(a.g(), v);
+        return v;
+    }
+    static void collect_outer(const ::onnx::GraphProto& g, std::vector<std::string>& v) {
+        std::set<std::string> local;
+        for (const auto& i : g.input()) local.insert(i.name());
+        for (const auto& i : g.initializer()) local.insert(i.name());
+        for (const auto& n : g.node())
+            for (const auto& o : n.output()) local.insert(o);
+        for (const auto& n : g.node()) {
+            std::vector<std::string> inner;
+            for (const auto& i : n.input()) inner.push_back(i);
+            for (const auto& a : n.attribute())
+                if (a.type() == ::onnx::AttributeProto::GRAPH) collect_outer(a.g(), inner);
+            for (const auto& i : inner)
+                if (!i.empty() && !local.count(i)) v.push_back(i);
+        }
+    }
+
+    static const TensorInfo* lookup(const std::string& name, const std::vector<const Scope*>& scopes) {
+        for (auto it = scopes.rbegin(); it != scopes.rend(); ++it)
+            if (auto f = (*it)->find(name); f != (*it)->end()) return &f->second;
+        return nullptr;
+    }
+
+    int opset_of(const std::string& domain) const {
+        const auto it = opsets_.find(domain == "ai.onnx" ? "" : domain);
+        return it == opsets_.end() ? 1 : it->second;
+    }
+
+    void run_node(::onnx::NodeProto& node, Scope& scope, const std::vector<const Scope*>& scopes) {
+        ++report_.nodes;
+        const std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
+        std::map<std::string, Attribute, std::less<>> attributes;
+        for (const auto& a : node.attribute()) attributes.emplace(a.name(), attribute_of(a, node.name(), options_.model_dir));
+        std::vector<const TensorInfo*> inputs;
+        for (const auto& i : node.input()) inputs.push_back(i.empty() ? nullptr : lookup(i, scopes));
+        NodeContext ctx(env_, policy_, domain, node.op_type(), node.name(), opset_of(domain), inputs, attributes,
+                        static_cast<std::size_t>(node.output_size()));
+        const auto issues_before = draft_counts();
+        const std::string where = describe(node);
+        try {
+            if (domain.empty() && (node.op_type() == "If" || node.op_type() == "Loop" || node.op_type() == "Scan")) {
+                control_flow(node, ctx, scopes);
+            } else if (const Rule rule = default_registry().find(domain, node.op_type(), ctx.opset())) {
+                rule(ctx);
+            } else if (const auto* profile = options_.op_profiles.match(domain, node.op_type(), inputs)) {
+                apply_profile(*profile, ctx);
+            } else {
+                report_.not_covered[(domain.empty() ? "" : domain + ".") + node.op_type()] += 1;
+                fallback(node, ctx);
+            }
+        } catch (const UnknownInput&) {
+            fallback(node, ctx);
+        } catch (const GuardOnDataDependentSymNode& e) {
+            throw value_error("node " + where + ": strict mode cannot decide " + e.condition() +
+                              " from the model's dims; without strict mode ONNX's rule gives a fresh symbol, and hints "
+                              "(--hint NAME=VALUE) make a draft walk that records the assumption");
+        } catch (const yobx::error& e) {
+            if (options_.strict) throw value_error("node " + where + ": " + e.what());
+            report_.node_errors.push_back({where, e.what()});
+            ctx.outputs().assign(ctx.outputs().size(), std::nullopt);
+            fallback(node, ctx);
+        }
+        record_assumptions(issues_before, where);
+        for (const auto& f : ctx.fresh_symbols()) fresh_reasons_[f.name] = f.why;
+        for (int k = 0; k < node.output_size(); ++k) {
+            const std::string& name = node.output(k);
+            if (name.empty()) continue;
+            auto& out = ctx.outputs()[static_cast<std::size_t>(k)];
+            TensorInfo info = out ? std::move(*out) : TensorInfo{};
+            note_fresh(info, where);
+            scope[name] = std::move(info);
+        }
+    }
+
+    /// ONNX's own inference for a node yobx cannot run: its type and shape where it says something.
+    void fallback(const ::onnx::NodeProto& node, NodeContext& ctx) {
+        if (!options_.onnx_fallback || model_ == nullptr) return;
+        if (onnx_types_ == nullptr) onnx_inference(*model_);  // once, at the first node that needs it
+        for (int k = 0; k < node.output_size(); ++k) {
+            auto& out = ctx.outputs()[static_cast<std::size_t>(k)];
+            if (out && out->shape) continue;
+            const auto it = onnx_types_->find(node.output(k));
+            if (it == onnx_types_->end()) continue;
+            TensorInfo info;
+            info.elem_type = it->second.elem_type;
+            if (it->second.dims) {
+                Shape s;
+                for (const auto& d : *it->second.dims) {
+                    if (d.value) s.push_back(*d.value);
+                    else if (!d.param.empty() && params_.count(d.param)) s.push_back(params_.at(d.param));
+                    else s.push_back(ctx.fresh("a dimension ONNX's own inference leaves unknown"));
+                }
+                info.shape = std::move(s);
+            }
+            out = std::move(info);
+            ++report_.from_onnx_inference;
+        }
+    }
+
+    /// ONNX's inference on a copy of the model, the types of its values by name (the fallback's source).
+    struct OnnxDim {
+        std::optional<std::int64_t> value;
+        std::string param;
+    };
+    struct OnnxType {
+        int elem_type = 0;
+        std::optional<std::vector<OnnxDim>> dims;
+    };
+    void onnx_inference(const ::onnx::ModelProto& model) {
+        auto types = std::make_unique<std::unordered_map<std::string, OnnxType>>();
+        try {
+            ::onnx::ModelProto copy = model;
+            copy.mutable_graph()->clear_value_info();
+            ::onnx::ShapeInferenceOptions o;
+            o.check_type = false;
+            o.error_mode = 0;
+            o.enable_data_propagation = true;
+            ::onnx::shape_inference::InferShapes(copy, ::onnx::OpSchemaRegistry::Instance(), o);
+            const auto add = [&](const ::onnx::ValueInfoProto& v) {
+                if (!v.type().has_tensor_type()) return;
+                OnnxType t;
+                t.elem_type = v.type().tensor_type().elem_type();
+                if (v.type().tensor_type().has_shape()) {
+                    t.dims.emplace();
+                    for (const auto& d : v.type().tensor_type().shape().dim())
+                        t.dims->push_back(OnnxDim{d.has_dim_value() ? std::optional<std::int64_t>(d.dim_value()) : std::nullopt, d.dim_param()});
+                }
+                (*types)[v.name()] = std::move(t);
+            };
+            for (const auto& v : copy.graph().value_info()) add(v);
+            for (const auto& v : copy.graph().output()) add(v);
+        } catch (const std::exception&) {
+            // ONNX's inference refused the model: no fallback, yobx's rules only
+        }
+        onnx_types_ = std::move(types);
+    }
+
+    /// If: both branches walked; a dimension equal in both is kept, else a new symbol.
+    /// Loop: the carried values where the body keeps them, the scan outputs with a new
+    /// trip count. Scan: the body's outputs, the scan axis of each scan output new.
+    void control_flow(::onnx::NodeProto& node, NodeContext& ctx, const std::vector<const Scope*>& scopes) {
+        const auto graph = [&](std::string_view name) -> ::onnx::GraphProto& {
+            for (auto& a : *node.mutable_attribute())
+                if (a.name() == name && a.type() == ::onnx::AttributeProto::GRAPH) return *a.mutable_g();
+            ctx.fail("attribute '" + std::string(name) + "' is required");
+        };
+        const auto outputs_of = [&](::onnx::GraphProto& g, const std::vector<std::optional<TensorInfo>>& inputs) {
+            Scope inner;
+            for (int i = 0; i < g.input_size() && i < static_cast<int>(inputs.size()); ++i)
+                if (inputs[static_cast<std::size_t>(i)]) inner[g.input(i).name()] = *inputs[static_cast<std::size_t>(i)];
+                else inner[g.input(i).name()] = declared(g.input(i).type()).value_or(TensorInfo{});
+            walk(g, inner, scopes);
+            std::vector<std::optional<TensorInfo>> out;
+            for (const auto& o : g.output()) {
+                const TensorInfo* t = lookup(o.name(), {&inner});
+                if (t == nullptr) t = lookup(o.name(), scopes);
+                out.push_back(t ? std::optional<TensorInfo>(*t) : std::nullopt);
+            }
+            pending_.emplace_back(&g, std::move(inner));  // written once the whole walk succeeded
+            return out;
+        };
+        if (node.op_type() == "If") {
+            // a condition data propagation knows takes one branch: the other is never run (and may
+            // not even be valid for these inputs, as ONNX's own function bodies show)
+            if (const auto c = ctx.constant_values(0); c && c->size() == 1) {
+                const auto taken = outputs_of(graph((*c)[0] != 0 ? "then_branch" : "else_branch"), {});
+                for (std::size_t k = 0; k < ctx.output_count() && k < taken.size(); ++k)
+                    if (taken[k]) ctx.set_output(k, *taken[k]);
+                return;
+            }
+            const auto a = outputs_of(graph("then_branch"), {});
+            const auto b = outputs_of(graph("else_branch"), {});
+            for (std::size_t k = 0; k < ctx.output_count() && k < a.size() && k < b.size(); ++k)
+                if (a[k] && b[k]) ctx.set_output(k, merge(*a[k], *b[k], ctx));
+            return;
+        }
+        if (node.op_type() == "Loop") {
+            std::vector<std::optional<TensorInfo>> in{TensorInfo::of(elem::int64, {}), TensorInfo::of(elem::bool_, {})};
+            for (std::size_t i = 2; i < ctx.input_count(); ++i)
+                in.push_back(ctx.input(i) ? std::optional<TensorInfo>(*ctx.input(i)) : std::nullopt);
+            const auto body = outputs_of(graph("body"), in);
+            const std::size_t carried = ctx.input_count() >= 2 ? ctx.input_count() - 2 : 0;
+            const SymInt trips = ctx.fresh("Loop: the number of iterations depends on the data");
+            for (std::size_t k = 0; k < ctx.output_count() && k + 1 < body.size(); ++k) {
+                const auto& b = body[k + 1];
+                if (!b) continue;
+                if (k < carried) {
+                    ctx.set_output(k, in[k + 2] ? merge(*in[k + 2], *b, ctx) : *b);
+                } else if (b->shape) {
+                    Shape s{trips};
+                    s.insert(s.end(), b->shape->begin(), b->shape->end());
+                    ctx.set_output(k, b->elem_type, std::move(s));
+                }
+            }
+            return;
+        }
+        if (ctx.opset() < 9) return scan_v8(node, ctx, graph("body"), outputs_of);
+        // Scan (opset >= 9): state variables then scan inputs; the body sees one slice of each scan input
+        const auto n_scan = static_cast<std::size_t>(ctx.attr_int("num_scan_inputs", 0));
+        const std::size_t n_state = ctx.input_count() >= n_scan ? ctx.input_count() - n_scan : 0;
+        std::vector<std::optional<TensorInfo>> in;
+        for (std::size_t i = 0; i < ctx.input_count(); ++i) {
+            const TensorInfo* t = ctx.input(i);
+            if (t == nullptr || i < n_state || !t->shape || t->shape->empty()) {
+                in.push_back(t ? std::optional<TensorInfo>(*t) : std::nullopt);
+                continue;
+            }
+            TensorInfo slice = *t;
+            slice.values.reset();
+            const auto axes = ctx.attr_ints("scan_input_axes");
+            const std::size_t j = i - n_state;
+            const std::int64_t ax = axes && j < axes->size() ? ctx.axis((*axes)[j], static_cast<std::int64_t>(t->shape->size())) : 0;
+            slice.shape->erase(slice.shape->begin() + ax);
+            in.push_back(std::move(slice));
+        }
+        const auto body = outputs_of(graph("body"), in);
+        const SymInt steps = [&] {
+            for (std::size_t i = n_state; i < ctx.input_count(); ++i)
+                if (ctx.input(i) && ctx.input(i)->shape && !ctx.input(i)->shape->empty()) {
+                    const auto axes = ctx.attr_ints("scan_input_axes");
+                    const std::size_t j = i - n_state;
+                    const std::int64_t ax = axes && j < axes->size() ? ctx.axis((*axes)[j], static_cast<std::int64_t>(ctx.input(i)->shape->size())) : 0;
+                    return ctx.input(i)->shape->at(static_cast<std::size_t>(ax));
+                }
+            return ctx.fresh("Scan: the number of iterations is not known");
+        }();
+        const auto out_axes = ctx.attr_ints("scan_output_axes");
+        for (std::size_t k = 0; k < ctx.output_count() && k < body.size(); ++k) {
+            const auto& b = body[k];
+            if (!b) continue;
+            if (k < n_state) {
+                ctx.set_output(k, in[k] ? merge(*in[k], *b, ctx) : *b);
+            } else if (b->shape) {
+                Shape s = *b->shape;
+                const std::size_t j = k - n_state;
+                const std::int64_t ax = out_axes && j < out_axes->size() ? ctx.axis((*out_axes)[j], static_cast<std::int64_t>(s.size()) + 1) : 0;
+                s.insert(s.begin() + ax, steps);
+                ctx.set_output(k, b->elem_type, std::move(s));
+            }
+        }
+    }
+
+    /// Scan before opset 9: sequence_lens, then state variables [batch, ...], then scan inputs
+    /// [batch, sequence, ...]; the body sees neither the batch nor the sequence axis.
+    template <class OutputsOf>
+    void scan_v8(const ::onnx::NodeProto&, NodeContext& ctx, ::onnx::GraphProto& body_graph, OutputsOf& outputs_of) {
+        const auto n_scan = static_cast<std::size_t>(ctx.attr_int("num_scan_inputs", 0));
+        const std::size_t n_state = ctx.input_count() >= n_scan + 1 ? ctx.input_count() - n_scan - 1 : 0;
+        std::vector<std::optional<TensorInfo>> in;
+        std::optional<SymInt> batch, steps;
+        for (std::size_t i = 1; i < ctx.input_count(); ++i) {
+            const TensorInfo* t = ctx.input(i);
+            const std::size_t drop = i <= n_state ? 1 : 2;
+            if (t == nullptr || !t->shape || t->shape->size() < drop) {
+                in.push_back(std::nullopt);
+                continue;
+            }
+            if (!batch) batch = t->shape->at(0);
+            if (drop == 2 && !steps) steps = t->shape->at(1);
+            TensorInfo slice = *t;
+            slice.values.reset();
+            slice.shape->erase(slice.shape->begin(), slice.shape->begin() + static_cast<std::ptrdiff_t>(drop));
+            in.push_back(std::move(slice));
+        }
+        const auto body = outputs_of(body_graph, in);
+        for (std::size_t k = 0; k < ctx.output_count() && k < body.size(); ++k) {
+            if (!body[k] || !body[k]->shape || !batch) continue;
+            Shape s{*batch};
+            if (k >= n_state) s.push_back(steps ? *steps : ctx.fresh("Scan: the number of iterations is not known"));
+            s.insert(s.end(), body[k]->shape->begin(), body[k]->shape->end());
+            ctx.set_output(k, body[k]->elem_type, std::move(s));
+        }
+    }
+
+    /// Two shapes a value may have (If's branches, a loop's first and later iterations):
+    /// a dimension equal in both is kept, else a new symbol; values kept only when identical.
+    TensorInfo merge(const TensorInfo& a, const TensorInfo& b, NodeContext& ctx) {
+        TensorInfo out;
+        out.elem_type = a.elem_type ? a.elem_type : b.elem_type;
+        if (a.shape && b.shape && a.shape->size() == b.shape->size()) {
+            Shape s;
+            for (std::size_t i = 0; i < a.shape->size(); ++i) {
+                const SymInt &x = (*a.shape)[i], &y = (*b.shape)[i];
+                s.push_back(x.identical(y) || env_.statically_known_true(x == y) ? x : ctx.fresh("a dimension that differs between branches or iterations"));
+            }
+            out.shape = std::move(s);
+            if (a.values && b.values && a.values->size() == b.values->size()) {
+                bool same = true;
+                for (std::size_t i = 0; i < a.values->size(); ++i) same = same && (*a.values)[i].identical((*b.values)[i]);
+                if (same) out.values = a.values;
+            }
+        }
+        return out;
+    }
+
+    void apply_profile(const OpProfile& profile, NodeContext& ctx) {
+        for (std::size_t k = 0; k < profile.outputs.size() && k < ctx.output_count(); ++k) {
+            const auto& o = profile.outputs[k];
+            Shape s;
+            for (std::int64_t j = 0; j < o.rank; ++j) {
+                if (o.dims.empty()) {
+                    s.push_back(ctx.fresh("an output of a custom operator whose profile gives no dims"));
+                    continue;
+                }
+                SymInt e = parse_sym(o.dims[static_cast<std::size_t>(j)]);
+                std::map<std::string, SymInt, std::less<>> subs;
+                for (const auto& name : e.free_symbols()) {
+                    std::size_t in = 0, ax = 0;
+                    if (std::sscanf(name.c_str(), "i%zu_%zu", &in, &ax) == 2 && ctx.input(in) && ctx.input(in)->shape &&
+                        ax < ctx.input(in)->shape->size())
+                        subs.emplace(name, ctx.input(in)->shape->at(ax));
+                    else
+                        ctx.fail("op profile dim '" + o.dims[static_cast<std::size_t>(j)] + "': '" + name + "' names no input axis");
+                }
+                s.push_back(ctx.simplify(e.subs(subs)));
+            }
+            ctx.set_output(k, o.elem_type, std::move(s));
+        }
+    }
+
+    /// Every value's type into the graph: value_info for intermediate values, the outputs' types.
+    void write_graph_types(::onnx::GraphProto& g, const Scope& scope) {
+        std::set<std::string> outputs, inputs;
+        for (const auto& o : g.output()) outputs.insert(o.name());
+        for (const auto& i : g.input()) inputs.insert(i.name());
+        for (const auto& i : g.initializer()) inputs.insert(i.name());
+        // the model's own value_info, moved out (not copied: a graph holds the weights)
+        google::protobuf::RepeatedPtrField<::onnx::ValueInfoProto> before;
+        before.Swap(g.mutable_value_info());
+        std::unordered_map<std::string, const ::onnx::ValueInfoProto*> declared_info;
+        for (const auto& v : before) declared_info[v.name()] = &v;
+        for (const auto& n : g.node())
+            for (const auto& name : n.output()) {
+                if (name.empty() || outputs.count(name) || inputs.count(name)) continue;
+                const auto it = scope.find(name);
+                if (it == scope.end()) continue;
+                auto* v = g.add_value_info();
+                v->set_name(name);
+                const auto d = declared_info.find(name);
+                write_type(it->second, d == declared_info.end() ? nullptr : &d->second->type(), name, *v->mutable_type());
+            }
+        for (auto& o : *g.mutable_output()) {
+            const auto it = scope.find(o.name());
+            if (it == scope.end()) continue;
+            const ::onnx::TypeProto old = o.type();
+            o.clear_type();
+            write_type(it->second, &old, o.name(), *o.mutable_type());
+        }
+    }
+
+    /// One value's type. Where the model declared a dimension, the inferred one is written
+    /// when it differs (a contradiction, reported); a declared dim yobx does not know is kept.
+    void write_type(const TensorInfo& info, const ::onnx::TypeProto* model, const std::string& name, ::onnx::TypeProto& out) {
+        ++report_.values;
+        auto* tt = out.mutable_tensor_type();
+        const bool model_tensor = model && model->has_tensor_type();
+        int type = info.elem_type;
+        if (type == elem::undefined && model_tensor) type = model->tensor_type().elem_type();
+        tt->set_elem_type(type);
+        const bool model_shape = model_tensor && model->tensor_type().has_shape();
+        if (!info.shape) {
+            if (model_shape) {
+                // the model's own shape, but never a negative dim it may hold
+                for (const auto& md : model->tensor_type().shape().dim()) {
+                    auto* dim = tt->mutable_shape()->add_dim();
+                    if (md.has_dim_value() && md.dim_value() >= 0) dim->set_dim_value(md.dim_value());
+                    else if (md.has_dim_param() && readable(md.dim_param())) dim->set_dim_param(md.dim_param());
+                }
+                report_.dims_from_model += static_cast<std::size_t>(model->tensor_type().shape().dim_size());
+            } else {
+                ++report_.unknown_rank;
+            }
+            return;
+        }
+        auto* shape = tt->mutable_shape();
+        for (std::size_t i = 0; i < info.shape->size(); ++i) {
+            const SymInt d = env_.simplify((*info.shape)[i]);
+            const ::onnx::TensorShapeProto_Dimension* md =
+                model_shape && static_cast<int>(info.shape->size()) == model->tensor_type().shape().dim_size()
+                    ? &model->tensor_type().shape().dim(static_cast<int>(i))
+                    : nullptr;
+            auto* dim = shape->add_dim();
+            ++report_.dims;
+            const bool fresh = is_fresh(d);
+            if (md && md->has_dim_value() && md->dim_value() >= 0 && fresh) {
+                dim->set_dim_value(md->dim_value());
+                ++report_.dims_from_model;
+                continue;
+            }
+            // the model's constant against what yobx inferred: a different constant, or an expression proven never equal to it
+            if (md && md->has_dim_value() && md->dim_value() >= 0 &&
+                (d.maybe_constant() ? *d.maybe_constant() != md->dim_value() : env_.statically_known_true(d != md->dim_value())))
+                report_.contradictions.push_back({name, static_cast<std::int64_t>(i), std::to_string(md->dim_value()), d.to_string()});
+            if (const auto c = d.maybe_constant()) {
+                dim->set_dim_value(*c);
+                ++report_.constant;
+            } else {
+                dim->set_dim_param(d.to_string());
+                ++(fresh ? report_.fresh : report_.symbolic);
+            }
+        }
+    }
+
+    /// A dim_param that parse_sym reads (what yobx writes must be).
+    static bool readable(const std::string& text) {
+        try {
+            (void)parse_sym(text);
+            return true;
+        } catch (const yobx::error&) {
+            return false;
+        }
+    }
+
+    bool is_fresh(const SymInt& d) const {
+        for (const auto& s : d.free_symbols())
+            if (fresh_names_.count(s)) return true;
+        return false;
+    }
+
+    const std::map<std::string, SymInt, std::less<>>& params() const { return params_; }
+
+    /// A hint that names no input dim is a mistake the user wants to hear of (a misspelt name).
+    void check_hints() const {
+        for (const auto& [name, value] : options_.hints)
+            if (!input_symbols_.count(name)) {
+                std::string known;
+                for (const auto& s : input_symbols_) known += (known.empty() ? "" : ", ") + s;
+                throw value_error("hint '" + name + "': no input dim is named so (the model's: " + (known.empty() ? "none" : known) + ")");
+            }
+    }
+
+    /// Writes the subgraphs' types, deferred so that a failed walk leaves the model as it was.
+    void write_subgraphs() {
+        for (auto& [g, scope] : pending_) write_graph_types(*g, scope);
+        pending_.clear();
+    }
+
+private:
+    const InferenceOptions& options_;
+    ShapeReport& report_;
+    const std::map<std::string, int, std::less<>>& opsets_;
+    ShapeEnv env_;
+    BroadcastPolicy policy_;
+    std::map<std::string, SymInt, std::less<>> params_;
+    std::set<std::string, std::less<>> fresh_names_;
+    std::map<std::string, std::string> fresh_reasons_;
+    std::unique_ptr<std::unordered_map<std::string, OnnxType>> onnx_types_;
+    const ::onnx::ModelProto* model_ = nullptr;
+    std::set<std::string, std::less<>> input_symbols_;
+    std::vector<std::pair<::onnx::GraphProto*, Scope>> pending_;
+
+    SymInt new_symbol(const std::string& name) {
+        std::optional<std::int64_t> hint;
+        if (const auto it = options_.hints.find(name); it != options_.hints.end()) hint = it->second;
+        input_symbols_.insert(name);
+        // a named dim is at least 1, as onnxruntime's tool and torch.export (2) assume: without it a
+        // Reshape entry `batch` could be the 0 that copies the input's dim, and nothing would be known
+        // (a hint of 0 says the user means empty tensors: then [0, oo])
+        return env_.create_symbol(name, hint, ValueRange{hint == 0 ? 0 : 1, ValueRange::inf});
+    }
+
+    SymInt fresh_symbol(const std::string& where, const std::string& op, const std::string& why) {
+        SymInt s = env_.fresh_symbol("unk__", std::nullopt, ValueRange::size());
+        fresh_names_.insert(s.to_string());
+        report_.fresh_symbols.push_back({s.to_string(), where, op, why});
+        return s;
+    }
+
+    /// Symbols first seen in a node's output are fresh: recorded with the node and the reason.
+    void note_fresh(const TensorInfo& info, const std::string& where) {
+        if (!info.shape) return;
+        for (const auto& d : *info.shape)
+            for (const auto& s : d.free_symbols()) {
+                if (fresh_names_.count(s) || input_symbols_.count(s)) continue;
+                fresh_names_.insert(s);
+                const auto r = fresh_reasons_.find(s);
+                report_.fresh_symbols.push_back({s, where, "", r == fresh_reasons_.end() ? "a broadcast or rule the ShapeEnv could not decide" : r->second});
+            }
+    }
+
+    std::vector<std::size_t> draft_counts() const {
+        std::vector<std::size_t> v;
+        for (const auto& i : env_.draft_report().issues()) v.push_back(i.count);
+        return v;
+    }
+    void record_assumptions(const std::vector<std::size_t>& before, const std::string& where) {
+        const auto& issues = env_.draft_report().issues();
+        for (std::size_t i = 0; i < issues.size(); ++i) {
+            const std::size_t was = i < before.size() ? before[i] : 0;
+            if (issues[i].count == was) continue;
+            const std::string question = issues[i].requirement.empty() ? issues[i].condition.to_string() : issues[i].requirement;
+            const std::string answer = issues[i].requirement.empty() ? (issues[i].answer ? "True" : "False") : issues[i].condition.to_string();
+            bool found = false;
+            for (auto& a : report_.assumptions)
+                if (a.node == where && a.question == question) {
+                    a.count += issues[i].count - was;
+                    found = true;
+                }
+            if (!found) report_.assumptions.push_back({where, question, answer, issues[i].count - was});
+        }
+    }
+};
+
+}  // namespace yobx::onnx::detail
