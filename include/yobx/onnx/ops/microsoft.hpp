@@ -117,14 +117,7 @@ inline void skip_layer_normalization(NodeContext& ctx) {
 }
 
 /// SimplifiedLayerNormalization (RMS): Y as X, inv_std_var with the normalized axes 1.
-inline void simplified_layer_normalization(NodeContext& ctx) {
-    const Shape& x = ctx.shape(0);
-    ctx.set_output(0, ctx.elem_type(0), x);
-    const std::int64_t ax = ctx.axis(ctx.attr_int("axis", -1), static_cast<std::int64_t>(x.size()));
-    Shape stats = x;
-    for (std::size_t i = static_cast<std::size_t>(ax); i < stats.size(); ++i) stats[i] = 1;
-    ctx.set_output(1, static_cast<int>(ctx.attr_int("stash_type", elem::float32)), stats);
-}
+inline void simplified_layer_normalization(NodeContext& ctx) { normalization_with_statistics(ctx, 1); }
 
 /// EmbedLayerNormalization: [batch, seq, hidden], mask_index [batch] int32, the embedding sum.
 inline void embed_layer_normalization(NodeContext& ctx) {

@@ -169,17 +169,19 @@ inline void batch_normalization(NodeContext& ctx) {
         if (ctx.has_input(1) && ctx.input(1)->shape) ctx.set_output(i, ctx.elem_type(1), ctx.shape(1));
 }
 
-/// LayerNormalization (opset 17): Y as X; Mean and InvStdDev with the normalized axes set to 1.
-inline void layer_normalization(NodeContext& ctx) {
+/// Y as X, then `statistics` outputs (of type stash_type) with the normalized axes (from `axis`) set to 1.
+inline void normalization_with_statistics(NodeContext& ctx, std::size_t statistics) {
     const Shape& in = ctx.shape(0);
     ctx.set_output(0, ctx.elem_type(0), in);
     const std::int64_t ax = ctx.axis(ctx.attr_int("axis", -1), static_cast<std::int64_t>(in.size()));
     Shape stats = in;
     for (std::size_t i = static_cast<std::size_t>(ax); i < stats.size(); ++i) stats[i] = 1;
     const int stash = static_cast<int>(ctx.attr_int("stash_type", elem::float32));
-    ctx.set_output(1, stash, stats);
-    ctx.set_output(2, stash, stats);
+    for (std::size_t k = 1; k <= statistics; ++k) ctx.set_output(k, stash, stats);
 }
+
+/// LayerNormalization (opset 17): Y as X; Mean and InvStdDev with the normalized axes set to 1.
+inline void layer_normalization(NodeContext& ctx) { normalization_with_statistics(ctx, 2); }
 
 /// RNN, GRU, LSTM: Y [seq, directions, batch, hidden] (layout 0) or [batch, seq, directions, hidden]
 /// (layout 1, opset 14); Y_h and LSTM's Y_c [directions, batch, hidden] or [batch, directions, hidden].
