@@ -205,6 +205,9 @@ TEST_CASE("errors name the node and the values involved") {
     CHECK(test::error_of<value_error>([&] { run(env, "Flatten", 17, {&x}, {{"axis", integer(3)}}); }) == "Flatten 'n': axis 3 is out of range for rank 2");
     CHECK(test::error_of<value_error>([&] { run(env, "Cast", 17, {&x}); }) == "Cast 'n': attribute 'to' is required");
     CHECK(test::error_of<value_error>([&] { run(env, "Conv", 17, {&x, &x}, {{"strides", text("2")}}); }) == "Conv 'n': input must have rank >= 3, got [2, 3]");
+    const TensorInfo huge = TensorInfo::of(elem::float32, {std::int64_t{1} << 62, 4});
+    CHECK(test::error_of<value_error>([&] { run(env, "Flatten", 17, {&huge}, {{"axis", integer(2)}}); }) ==
+          "integer overflow in 4611686018427387904*4: the result does not fit in int64");
     const TensorInfo pads = ints_tensor({0, 0, -3, 0});
     CHECK(test::error_of<value_error>([&] { run(env, "Pad", 17, {&x, &pads}); }) == "Pad 'n': output 0 would have a negative dimension: [-1, 3]");
 }

@@ -64,10 +64,11 @@ import onnx
 m = onnx.load('$dir/out.onnx')
 print(','.join(d.dim_param or str(d.dim_value) for d in m.graph.output[0].type.tensor_type.shape.dim))")"
 "$tool" "$dir/custom.onnx" "$dir/out.onnx" --report "$dir/c.json" > /dev/null
-check "custom op without a profile: named in the report" "mydomain.MyOp 1" "$(/usr/bin/python3 -c "
+check "custom op without a profile: named in the report" "mydomain MyOp mydomain.MyOp 1" "$(/usr/bin/python3 -c "
 import json
 r = json.load(open('$dir/c.json'))
-print(r['not_covered'][0]['op'], r['not_covered'][0]['count'])")"
+x = r['not_covered'][0]
+print(x['domain'], x['op_type'], x['op'], x['count'])")"
 
 "$tool" "$dir/external.onnx" "$dir/out.onnx" > /dev/null
 check "external data: a small integer tensor is read from beside the model" "batch,24" "$(/usr/bin/python3 -c "

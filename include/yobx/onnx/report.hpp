@@ -206,7 +206,11 @@ struct ShapeReport {
         };
         std::vector<std::pair<std::string, std::size_t>> ops(not_covered.begin(), not_covered.end());
         list("not_covered", ops.size(), [&](std::size_t i) {
+            // "domain.Op": the op type has no dot, the domain may have several
+            const auto dot = ops[i].first.rfind('.');
             s += "{";
+            field("domain", dot == std::string::npos ? "" : ops[i].first.substr(0, dot));
+            field("op_type", dot == std::string::npos ? ops[i].first : ops[i].first.substr(dot + 1));
             field("op", ops[i].first);
             s += "\"count\": " + std::to_string(ops[i].second) + "}";
         });
