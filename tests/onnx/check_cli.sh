@@ -98,6 +98,25 @@ m = onnx.load('$dir/out.onnx')
 c = [v for v in m.graph.value_info if v.name == 'c'][0].type.tensor_type.shape.dim
 print(' '.join(f\"{x['value']} {x['axis']} {x['model']}\" for x in r['contradictions']), c[1].dim_value, c[2].dim_param)")"
 
+"$tool" "$dir/slice.onnx" "$dir/out.onnx" --report "$dir/s.json" > /dev/null
+check "an undecidable question in the default mode: no error, ONNX's answer with a fresh symbol" "unk__0,m 'slice' (Slice) Slice with bounds that are not known, or that the ShapeEnv could not place" "$(/usr/bin/python3 -c "
+import json, onnx
+r = json.load(open('$dir/s.json'))
+m = onnx.load('$dir/out.onnx')
+f = r['fresh_symbols'][0]
+print(','.join(d.dim_param or str(d.dim_value) for d in m.graph.output[0].type.tensor_type.shape.dim), f['node'], f['why'])")"
+fails "the same question under --strict" "yobx-onnx-shapes: node 'slice' (Slice): strict mode cannot decide m > n from the model's dims; without strict mode ONNX's rule gives a fresh symbol, and hints (--hint NAME=VALUE) make a draft walk that records the assumption" \
+    "$dir/slice.onnx" "$dir/out.onnx" --strict
+fails "the same question with a hint for one of its symbols" "yobx-onnx-shapes: node 'slice' (Slice): the draft walk cannot decide m > n: give a hint for each of its symbols (--hint NAME=VALUE)" \
+    "$dir/slice.onnx" "$dir/out.onnx" --hint n=5
+"$tool" "$dir/slice.onnx" "$dir/out.onnx" --hint n=5 --hint m=2 --report "$dir/s2.json" > /dev/null
+check "the same question with hints: answered, the assumption reported" "Max(0, n + Min(0, m - n)),m; 'slice' (Slice) m > n False" "$(/usr/bin/python3 -c "
+import json, onnx
+r = json.load(open('$dir/s2.json'))
+m = onnx.load('$dir/out.onnx')
+a = r['assumptions'][0]
+print(','.join(d.dim_param or str(d.dim_value) for d in m.graph.output[0].type.tensor_type.shape.dim) + ';', a['node'], a['question'], a['answer'])")"
+
 fails "missing file" "yobx-onnx-shapes: cannot open '$dir/none.onnx'" "$dir/none.onnx" "$dir/out.onnx"
 head -c 300 "$dir/conv.onnx" > "$dir/truncated.onnx"
 fails "truncated model" "yobx-onnx-shapes: '$dir/truncated.onnx' is not an ONNX model (the protobuf does not parse: malformed or truncated)" \

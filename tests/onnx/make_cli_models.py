@@ -76,6 +76,18 @@ external("escape", "../outside/secret.bin")
 external("absolute", "/etc/hostname")
 external("symlink", "link.bin")
 external("past_end", "target.bin", offset=8)
+# a Slice whose start, n - m, may be negative: a question no rule can settle without hints
+xs = helper.make_tensor_value_info("x", f, ["n", "m"])
+zero = helper.make_tensor("zero", TensorProto.INT64, [1], [0])
+one = helper.make_tensor("one", TensorProto.INT64, [1], [1])
+end = helper.make_tensor("end", TensorProto.INT64, [1], [2**63 - 1])
+save("slice", [helper.make_node("Shape", ["x"], ["s"], name="shape"),
+               helper.make_node("Gather", ["s", "zero"], ["n"], name="n"),
+               helper.make_node("Gather", ["s", "one"], ["m"], name="m"),
+               helper.make_node("Sub", ["n", "m"], ["start"], name="start"),
+               helper.make_node("Slice", ["x", "start", "end", "zero"], ["y"], name="slice")], [xs], [y],
+     inits=[zero, one, end])
+
 # the model declares shapes of its own: one that yobx's inference contradicts
 m = onnx.load(os.path.join(out, "conv.onnx"))
 m.graph.value_info.append(helper.make_tensor_value_info("c", f, ["batch", 6, 5, "w2"]))

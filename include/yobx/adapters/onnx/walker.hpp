@@ -223,9 +223,16 @@ public:
         } catch (const UnknownInput&) {
             fallback(node, ctx);
         } catch (const GuardOnDataDependentSymNode& e) {
-            throw value_error("node " + where + ": strict mode cannot decide " + e.condition() +
-                              " from the model's dims; without strict mode ONNX's rule gives a fresh symbol, and hints "
-                              "(--hint NAME=VALUE) make a draft walk that records the assumption");
+            if (options_.strict)
+                throw value_error("node " + where + ": strict mode cannot decide " + e.condition() +
+                                  " from the model's dims; without strict mode ONNX's rule gives a fresh symbol, and hints "
+                                  "(--hint NAME=VALUE) make a draft walk that records the assumption");
+            if (!options_.hints.empty())
+                throw value_error("node " + where + ": the draft walk cannot decide " + e.condition() +
+                                  ": give a hint for each of its symbols (--hint NAME=VALUE)");
+            // the default mode never throws: ONNX's answer, else fresh symbols, and the question in the report
+            ctx.outputs().assign(ctx.outputs().size(), std::nullopt);
+            fallback(node, ctx, "a question the ShapeEnv could not decide: " + e.condition());
         } catch (const yobx::error& e) {
             if (options_.strict) throw value_error("node " + where + ": " + e.what());
             report_.node_errors.push_back({where, e.what()});
@@ -245,7 +252,7 @@ public:
     }
 
     /// ONNX's own inference for a node yobx cannot run: its type and shape where it says something.
-    void fallback(const ::onnx::NodeProto& node, NodeContext& ctx) {
+    void fallback(const ::onnx::NodeProto& node, NodeContext& ctx, const std::string& why = "a dimension ONNX's own inference leaves unknown") {
         if (!options_.onnx_fallback || model_ == nullptr) return;
         if (onnx_types_ == nullptr) onnx_inference(*model_);  // once, at the first node that needs it
         for (int k = 0; k < node.output_size(); ++k) {
@@ -260,7 +267,7 @@ public:
                 for (const auto& d : *it->second.dims) {
                     if (d.value) s.push_back(*d.value);
                     else if (!d.param.empty() && params_.count(d.param)) s.push_back(params_.at(d.param));
-                    else s.push_back(ctx.fresh("a dimension ONNX's own inference leaves unknown"));
+                    else s.push_back(ctx.fresh(why));
                 }
                 info.shape = std::move(s);
             }

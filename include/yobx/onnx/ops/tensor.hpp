@@ -219,7 +219,7 @@ inline void slice(NodeContext& ctx) {
     const auto axis_of = [&](std::int64_t k) { return ctx.axis(axes ? (*axes)[static_cast<std::size_t>(k)] : k, static_cast<std::int64_t>(in.size())); };
     const auto unknown_bounds = [&] {
         Shape o = in;
-        for (std::int64_t k = 0; k < count; ++k) o[static_cast<std::size_t>(axis_of(k))] = ctx.fresh("Slice with bounds that are not known");
+        for (std::int64_t k = 0; k < count; ++k) o[static_cast<std::size_t>(axis_of(k))] = ctx.fresh("Slice with bounds that are not known, or that the ShapeEnv could not place");
         return o;
     };
     if (axes && static_cast<std::int64_t>(axes->size()) != count) ctx.fail("axes and starts differ in length");
