@@ -115,6 +115,8 @@ int main(int argc, char** argv) {
     yobx::libtorch::save_value(yobx::Value<at::Tensor>::list(std::move(calls)), dir + "/" + name + "_calls.pt");
     write_python(dir + "/" + name + "_dynamic_shapes.py", name, ds.to_python());
     write_python(dir + "/" + name + "_derived_shapes.py", name, derived.to_python());
+    // the labels as strings, for an ONNX export's dynamic axes (tests/onnx/check_models.py)
+    write_python(dir + "/" + name + "_dynamic_axes.py", name, ds.to_python_strings());
     std::cout << name << ": " << observer.num_obs() << " calls observed\nexport arguments: " << export_args
               << "\ndynamic_shapes = " << ds.to_python() << "\n";
 }

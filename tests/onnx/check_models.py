@@ -1,8 +1,10 @@
 """Real models through yobx-onnx-shapes, checked against onnxruntime's execution.
 
-Usage: python3 check_models.py YOBX_ONNX_SHAPES WORKDIR [MODEL...]
+Usage: python3 check_models.py YOBX_ONNX_SHAPES WORKDIR [--observed DIR] [MODEL...]
 Each model is exported by torch.onnx.export (TorchScript exporter, opset 17)
-with dynamic axes named as the observer labels them, given to yobx's tool,
+with dynamic axes named as the observer labels them (observed_resnet18 and
+observed_encoder: the labels and the calls yobx's InputObserver inferred in
+C++, read from --observed DIR, which tests/export writes), given to yobx's tool,
 then run by onnxruntime at several input sizes with every intermediate value
 made an output. Every dimension yobx writes is evaluated at the inputs' sizes
 (dim_params are Python expressions: //, Max, Min, Mod) and compared with the
@@ -55,9 +57,48 @@ class ScriptedControl(nn.Module):
         return y.sum(0, keepdim=True)
 
 
+OBSERVED = None  # --observed DIR: where tests/export/observe_scripted wrote what yobx's observer inferred
+
+
+def observed(base):
+    """A model of tests/export as C++ observed it: yobx's labels (to_python_strings) as the
+    dynamic axes, the observed calls (infer_arguments, absent inputs filled) as the inputs."""
+    path = lambda suffix: os.path.join(OBSERVED, f"{base}_{suffix}")  # noqa: E731
+    scope = {}
+    exec(open(path("dynamic_axes.py")).read(), scope)
+    labels = scope["dynamic_shapes"]
+    calls = torch.load(path("calls.pt"))
+    model = models.make(base)
+    by_name = isinstance(calls[0], dict)
+    if by_name:
+        names = [k for k, v in calls[0].items() if isinstance(v, torch.Tensor)]
+        inputs = [tuple(call[n] for n in names) for call in calls]
+    else:  # positional: the labels are a tuple in the same order
+        names = [f"arg{i}" for i in range(len(calls[0]))]
+        inputs = [tuple(call) for call in calls]
+        labels = dict(zip(names, labels))
+
+    class ByName(nn.Module):
+        def __init__(self, m):
+            super().__init__()
+            self.m = m
+
+        def forward(self, *tensors):
+            return self.m(**dict(zip(names, tensors))) if by_name else self.m(*tensors)
+    dynamic = {}
+    for n in names:
+        for axis, label in (labels.get(n) or {}).items():
+            dynamic.setdefault(n, {})[axis] = label if isinstance(label, str) else f"{n}_dim_{axis}"
+    return ByName(model).eval(), names, dynamic, inputs
+
+
 def build(name):
     """(model, input names, dynamic axes, a list of input tuples at several sizes)."""
     torch.manual_seed(0)
+    if name.startswith("observed_"):
+        if name == "observed_encoder":
+            torch.backends.mha.set_fastpath_enabled(False)  # the fused kernel has no ONNX export
+        return observed(name[len("observed_"):])
     if name.startswith("gpt"):  # the decoder with a KV cache at N layers: gpt8
         torch.manual_seed(0)
         layers = int(name[3:])
@@ -298,8 +339,14 @@ def check(name, tool, workdir):
 
 
 def main():
-    tool, workdir = sys.argv[1], sys.argv[2]
-    names = sys.argv[3:] or ["resnet18", "mobilenet_v3_small", "squeezenet1_0", "lraspp", "encoder", "tiny_llm", "lstm", "audio",
+    global OBSERVED
+    args = sys.argv[1:]
+    if "--observed" in args:
+        i = args.index("--observed")
+        OBSERVED = args[i + 1]
+        del args[i:i + 2]
+    tool, workdir = args[0], args[1]
+    names = args[2:] or ["resnet18", "mobilenet_v3_small", "squeezenet1_0", "lraspp", "encoder", "tiny_llm", "lstm", "audio",
                              "scripted_control", "fasterrcnn", "tiny_llm+fused", "encoder+fused", "tiny_llm+qdynamic", "resnet18+qdq",
                              "tiny_llm+q4"]
     os.makedirs(workdir, exist_ok=True)
