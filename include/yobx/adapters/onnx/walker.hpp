@@ -64,12 +64,13 @@ public:
         try {
             value = parse_sym(text);
             parsed = true;
-            for (const auto& name : value.free_symbols())
-                if (!env_.has_symbol(name)) new_symbol(name);
         } catch (const yobx::error&) {
-            parsed = false;
+            parsed = false;  // not an expression: a name to make valid
         }
-        if (!parsed) {
+        if (parsed) {
+            for (const auto& name : value.free_symbols())
+                if (!env_.has_symbol(name)) new_symbol(name);  // a bad hint is the user's error, not a renaming
+        } else {
             std::string name = symbol_name(text);
             while (env_.has_symbol(name)) name += "_";
             value = new_symbol(name);
