@@ -13,19 +13,13 @@
 //   std::cout << report.summary() << "\n";
 #pragma once
 
-#ifndef ONNX_ML
-#define ONNX_ML 1
-#endif
-#ifndef ONNX_NAMESPACE
-#define ONNX_NAMESPACE onnx
-#endif
+#include <yobx/adapters/onnx/protobuf.hpp>
 
 #include <yobx/adapters/onnx/options.hpp>
 #include <yobx/adapters/onnx/walker.hpp>
 #include <yobx/onnx/ops.hpp>
 #include <yobx/onnx/report.hpp>
 
-#include <onnx/onnx_pb.h>
 
 #include <chrono>
 #include <filesystem>

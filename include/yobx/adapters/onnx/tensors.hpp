@@ -6,17 +6,11 @@
 // only from inside the model's directory (external_bytes).
 #pragma once
 
-#ifndef ONNX_ML
-#define ONNX_ML 1
-#endif
-#ifndef ONNX_NAMESPACE
-#define ONNX_NAMESPACE onnx
-#endif
+#include <yobx/adapters/onnx/protobuf.hpp>
 
 #include <yobx/onnx/node_context.hpp>
 #include <yobx/shape/sym_tensor.hpp>
 
-#include <onnx/onnx_pb.h>
 
 #include <algorithm>
 #include <charconv>

@@ -7,19 +7,13 @@
 // outputs. It knows no operator.
 #pragma once
 
-#ifndef ONNX_ML
-#define ONNX_ML 1
-#endif
-#ifndef ONNX_NAMESPACE
-#define ONNX_NAMESPACE onnx
-#endif
+#include <yobx/adapters/onnx/protobuf.hpp>
 
 #include <yobx/adapters/onnx/options.hpp>
 #include <yobx/adapters/onnx/tensors.hpp>
 #include <yobx/onnx/ops.hpp>
 #include <yobx/onnx/report.hpp>
 
-#include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
 #include <cstdio>
