@@ -52,12 +52,25 @@ public:
         return DenseTensor(std::move(shape), dtype);
     }
 
-    /// A tensor filled with `value` (converted to the dtype).
+    /// A tensor filled with `value` (converted to the dtype: truncated for integers, value != 0 for
+    /// bool). Throws value_error when an integer dtype cannot hold it (NaN, out of range).
     static DenseTensor full(std::vector<std::int64_t> shape, double value, DType dtype) {
         DenseTensor t(std::move(shape), dtype);
-        std::visit([value](auto& v) {
+        std::visit([value, dtype](auto& v) {
             using E = typename std::remove_reference_t<decltype(v)>::value_type;
-            for (auto& x : v) x = static_cast<E>(value);
+            E e{};
+            if (dtype == DType::bool_) {
+                e = static_cast<E>(value != 0);
+            } else if constexpr (std::is_integral_v<E>) {
+                // [-2^(n-1), 2^(n-1)) in double, exactly
+                const double lo = static_cast<double>(std::numeric_limits<E>::min());
+                if (!(value >= lo && value < -lo))
+                    throw value_error("DenseTensor::full: " + std::to_string(value) + " does not fit the dtype");
+                e = static_cast<E>(value);
+            } else {
+                e = static_cast<E>(value);
+            }
+            for (auto& x : v) x = e;
         }, t.impl_->data);
         return t;
     }
@@ -162,6 +175,10 @@ struct tensor_traits<DenseTensor> {
     }
     static DenseTensor zeros(const std::vector<std::int64_t>& shape, const DenseTensor& like) {
         return DenseTensor::zeros(shape, like.dtype());
+    }
+    /// Optional member: a tensor of `value`s, for the observer's ones and constant fills.
+    static DenseTensor full(const std::vector<std::int64_t>& shape, double value, const DenseTensor& like) {
+        return DenseTensor::full(shape, value, like.dtype());
     }
     /// Optional member: the elements as doubles, for InputObserver::check_discrepancies.
     static std::vector<double> to_doubles(const DenseTensor& t) { return t.to_doubles(); }

@@ -18,6 +18,7 @@
 
 #include <yobx/error.hpp>
 #include <yobx/observer/candidate.hpp>
+#include <yobx/observer/discrepancy.hpp>
 #include <yobx/observer/dynamic_shapes.hpp>
 #include <yobx/observer/info.hpp>
 #include <yobx/observer/options.hpp>
@@ -50,45 +51,6 @@ namespace yobx {
 ///   template <> inline constexpr bool yobx::enable_keyword_arguments<ForwardKwargs> = true;
 template <class S>
 inline constexpr bool enable_keyword_arguments = false;
-
-/// A tensor type whose traits can give its elements as doubles (needed by check_discrepancies):
-///   static std::vector<double> to_doubles(const T&);
-template <class T>
-concept TensorWithValues = Tensor<T> && requires(const T& t) {
-    { tensor_traits<T>::to_doubles(t) } -> std::convertible_to<std::vector<double>>;
-};
-
-/// The comparison of one output of one call.
-struct OutputDiscrepancy {
-    double abs = 0;   // max |expected - got|
-    double rel = 0;   // max |expected - got| / (|expected| + rtol), as the seed computes it
-    bool success = true;
-    std::string error;  // "not the same shape", "not the same type"; empty when compared
-};
-
-/// What check_discrepancies gives the runner for each recorded call.
-enum class Replay {
-    as_observed,  ///< the call as it was made: an absent argument stays absent (observed_arguments)
-    inferred,     ///< infer_arguments(i): every tensor of the best candidate, absent ones filled
-};
-
-/// check_discrepancies' result for one recorded call.
-struct Discrepancy {
-    std::size_t index = 0;
-    bool success = false;
-    double abs = 0;  // max over the outputs
-    double rel = 0;
-    std::string error;  // the runner's exception, or "not the same number of outputs"
-    std::vector<OutputDiscrepancy> outputs;
-    double duration_recorded = 0;  // the observed call's latency (s)
-    double duration_runner = 0;    // the runner's (s)
-    std::size_t n_inputs = 0;      // tensors given to the runner
-    std::size_t n_none = 0;        // of which absent in the recorded call
-    std::size_t n_empty = 0;       // of which absent or with no element
-    /// The arguments the runner got that the call did not pass (Replay::inferred: filled by
-    /// value_if_missing or infer_arguments; always empty with Replay::as_observed).
-    std::vector<std::string> filled;
-};
 
 /// Restores a swapped forward slot when it goes out of scope (see InputObserver::observe).
 class ObservationScope {
@@ -167,7 +129,12 @@ public:
     struct Options {
         /// Values for arguments absent from some calls, by name or position (only used to infer
         /// shapes and arguments, never passed to the function).
-        ValueIfMissing<T> value_if_missing;
+        ValueIfMissing<T> value_if_missing{};
+        /// What an absent argument means in a call, by name or position, sized from that call
+        /// (Fill<T>::ones(), zeros(), empty(), constant(v), a function, or the seed's
+        /// empty_largest_dynamic()): used by infer_arguments(i), the replay and the export
+        /// arguments; takes precedence over value_if_missing for the calls that did not pass it.
+        FillIfMissing<T> fill_if_missing{};
     };
 
     InputObserver() : InputObserver(Options{}) {}
@@ -252,6 +219,32 @@ public:
         return checked_info().infer_export_spec(options);
     }
 
+    /// The same, after check_fills(runner): the report says which fills reproduce the calls.
+    ///   auto spec = observer.infer_export_spec(yobx::libtorch::method_runner(module), {.dim_names = true});
+    template <class Runner>
+    ExportSpec infer_export_spec(Runner&& runner, const DynamicShapesOptions& options = {}) {
+        std::lock_guard lock(state_->mutex);
+        checked_info().check_fills(std::forward<Runner>(runner));
+        return checked_info().infer_export_spec(options);
+    }
+
+    /// Runs the model (runner, as check_discrepancies calls it) on each call with an absent input,
+    /// as made and with its fill, and keeps for each input the first fill that reproduces every
+    /// such call (the current one, zeros, ones; the user's fill is checked, not replaced). From
+    /// then on infer_arguments(i), the replay and the export arguments use the chosen fills.
+    ///   for (const auto& a : observer.check_fills(runner)) std::cout << a.to_string() << "\n";
+    template <class Runner>
+    std::vector<AbsentInput> check_fills(Runner&& runner, double atol = 1e-4, double rtol = 0.1) {
+        std::lock_guard lock(state_->mutex);
+        return checked_info().check_fills(std::forward<Runner>(runner), atol, rtol);
+    }
+
+    /// Per input absent from some call: the calls, its fill, and whether check_fills checked it.
+    std::vector<AbsentInput> absent_inputs() {
+        std::lock_guard lock(state_->mutex);
+        return checked_info().absent_inputs();
+    }
+
     /// Phase 4: the export arguments (a tuple, a dict, or (args, kwargs) with as_args_kwargs).
     V infer_arguments(const ArgumentsOptions& options = {}) {
         std::lock_guard lock(state_->mutex);
@@ -329,7 +322,7 @@ public:
             } else {
                 d.success = true;
                 for (std::size_t k = 0; k < got.size(); ++k) {
-                    OutputDiscrepancy o = compare(expected[k], got[k], atol, rtol);
+                    OutputDiscrepancy o = detail::compare_output(expected[k], got[k], atol, rtol);
                     d.abs = std::max(d.abs, o.abs);
                     d.rel = std::max(d.rel, o.rel);
                     d.success = d.success && o.success;
@@ -400,7 +393,7 @@ private:
     Recorder recorder(Signature signature, std::size_t store_n_calls) {
         std::lock_guard lock(state_->mutex);
         if (!state_->info) {
-            state_->info.emplace(std::move(signature), options_.value_if_missing);
+            state_->info.emplace(std::move(signature), options_.value_if_missing, options_.fill_if_missing);
         } else if (!(state_->info->signature() == signature)) {
             throw value_error("InputObserver: this observer already records a function with signature " +
                               state_->info->signature().to_string() + ", not " + signature.to_string());
@@ -434,29 +427,6 @@ private:
         };
         (one(a), ...);
         return {std::move(args), std::move(kwargs)};
-    }
-
-    static OutputDiscrepancy compare(const T& expected, const T& got, double atol, double rtol) {
-        OutputDiscrepancy o;
-        if (shape_of(expected) != shape_of(got)) {
-            o.success = false;
-            o.error = "not the same shape";
-            return o;
-        }
-        if (!(tensor_traits<T>::dtype(expected) == tensor_traits<T>::dtype(got))) {
-            o.success = false;
-            o.error = "not the same type";
-            return o;
-        }
-        const std::vector<double> e = tensor_traits<T>::to_doubles(expected);
-        const std::vector<double> g = tensor_traits<T>::to_doubles(got);
-        for (std::size_t i = 0; i < e.size() && i < g.size(); ++i) {
-            const double diff = std::abs(e[i] - g[i]);
-            o.abs = std::max(o.abs, diff);
-            o.rel = std::max(o.rel, diff / (std::abs(e[i]) + rtol));
-        }
-        o.success = o.abs <= atol && o.rel <= rtol;
-        return o;
     }
 
     std::shared_ptr<State> state_;

@@ -89,6 +89,10 @@ struct tensor_traits<at::Tensor> {
     static at::Tensor zeros(const std::vector<std::int64_t>& shape, const at::Tensor& like) {
         return at::zeros(shape, like.options().requires_grad(false));
     }
+    /// `value` everywhere (the observer's ones and constant fills).
+    static at::Tensor full(const std::vector<std::int64_t>& shape, double value, const at::Tensor& like) {
+        return at::full(shape, value, like.options().requires_grad(false));
+    }
     /// The elements as doubles (row-major), for InputObserver::check_discrepancies.
     static std::vector<double> to_doubles(const at::Tensor& t) {
         const at::Tensor d = t.detach().to(at::kCPU, at::kDouble).contiguous();

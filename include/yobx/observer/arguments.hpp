@@ -45,8 +45,8 @@ auto InputObserverInfo<T>::infer_arguments(const ArgumentsOptions& options) -> V
     const InputCandidate<T>& best = inputs_[best_];
     for (const auto& c : inputs_)
         if (c.args().size() == best.args().size() && c.kwargs().size() == best.kwargs().size())
-            return build_arguments(c.aligned_flat_list(), options);
-    return build_arguments(best.aligned_flat_list(), options);
+            return build_arguments(c.aligned_flat_list(), c.filled(), options);
+    return build_arguments(best.aligned_flat_list(), best.filled(), options);
 }
 
 template <class T>
@@ -64,7 +64,7 @@ auto InputObserverInfo<T>::infer_export_arguments(const ExportArgumentsOptions& 
     }
     std::vector<std::optional<T>> aligned = inputs_[base].aligned_flat_list();
     const Ties ties = tie_labels(options.set_batch_dimension_for);
-    fill_absent(aligned, ties);
+    fill_absent(aligned, ties, inputs_[base].filled());
     // The base call's size of each label, then sizes that keep the relations.
     std::map<std::string, std::int64_t> size = label_sizes(aligned, ties);
     std::set<std::string> derived;
@@ -123,7 +123,7 @@ template <class T>
 auto InputObserverInfo<T>::infer_arguments(std::size_t index, const ArgumentsOptions& options) -> V {
     align_inputs_none_values();
     check_index(index);
-    return build_arguments(inputs_[index].aligned_flat_list(), options);
+    return build_arguments(inputs_[index].aligned_flat_list(), inputs_[index].filled(), options);
 }
 
 template <class T>
@@ -169,7 +169,7 @@ auto InputObserverInfo<T>::infer_arguments(const V& args_or_kwargs, const Argume
     }
     captured_ = saved;
     check_aligned_sizes(std::span<const InputCandidate<T>>(&c, 1));
-    return build_arguments(c.aligned_flat_list(), options);
+    return build_arguments(c.aligned_flat_list(), c.filled(), options);
 }
 
 template <class T>
@@ -224,13 +224,19 @@ void InputObserverInfo<T>::derive_sizes(const std::vector<DimRelation>& relation
     }
 }
 
-// Fills each absent tensor of one call. Its shape is the last recorded one; a dynamic axis whose
-// label (or a relation) has a size in this call takes that size. When every dynamic axis is so
-// tied, it is zeros of that shape; otherwise it is empty along its largest untied dynamic axis
-// (a cache absent from the prefill call holds 0 tokens). With no dynamic axis: zeros of the
-// recorded shape; a recorded tensor with no element is reused.
+// Fills each absent tensor of one call (`filled`: the inputs value_if_missing supplied in it, which a
+// fill_if_missing entry replaces). The call's shape of an input is its last recorded shape, each
+// dynamic axis whose label (or a relation) has a size in this call taking that size; the input's
+// Fill (automatic by default, see fill.hpp) makes the tensor from it.
 template <class T>
-void InputObserverInfo<T>::fill_absent(std::vector<std::optional<T>>& aligned, const Ties& ties) const {
+void InputObserverInfo<T>::fill_absent(std::vector<std::optional<T>>& aligned, const Ties& ties,
+                                       const std::vector<std::string>& filled) const {
+    for (std::size_t f = 0; f < aligned.size(); ++f) {
+        const std::string& key = slots_[slot_of(f)].key;
+        const auto fill = fills_.find(key);
+        if (aligned[f] && fill != fills_.end() && !fill->second.by_value && std::find(filled.begin(), filled.end(), key) != filled.end())
+            aligned[f].reset();  // fill_if_missing takes precedence over value_if_missing
+    }
     const std::map<std::string, std::int64_t> size = label_sizes(aligned, ties);
     for (std::size_t f = 0; f < aligned.size(); ++f) {
         if (aligned[f]) continue;
@@ -238,29 +244,37 @@ void InputObserverInfo<T>::fill_absent(std::vector<std::optional<T>>& aligned, c
         for (const auto& c : inputs_)
             if (const auto& t = c.aligned_flat_list()[f]) seen = &*t;  // the last one, as the seed does
         if (!seen) throw runtime_error("There is no tensor at position " + std::to_string(f) + " in any flattened inputs.");
-        std::vector<std::int64_t> shape = shape_of(*seen);
-        if (detail::numel(*seen) == 0) {
+        const Slot& slot = slots_[slot_of(f)];
+        const Fill<T> fill = fill_of(slot.key);
+        if (fill.kind() == Fill<T>::Kind::automatic && detail::numel(*seen) == 0) {
             aligned[f] = *seen;
             continue;
         }
-        std::optional<std::size_t> untied;
+        std::vector<std::int64_t> shape = shape_of(*seen);
+        std::int64_t untied = -1, largest = -1;
         for (std::size_t i = 0; i < ties.dims[f].size(); ++i) {
             const auto axis = static_cast<std::size_t>(ties.dims[f][i]);
             const auto& label = ties.labels[f][i];
-            if (const auto it = label ? size.find(*label) : size.end(); it != size.end()) shape[axis] = it->second;
-            else untied = axis;  // the largest so far
+            largest = std::max(largest, static_cast<std::int64_t>(axis));
+            if (const auto s = label ? size.find(*label) : size.end(); s != size.end()) shape[axis] = s->second;
+            else untied = std::max(untied, static_cast<std::int64_t>(axis));
         }
-        if (untied) shape[*untied] = 0;
-        aligned[f] = untied ? tensor_traits<T>::empty(shape, *seen) : tensor_traits<T>::zeros(shape, *seen);
+        const std::string what = "input " + detail::repr_string(slot.key) +
+                                 (slot.count > 1 ? " (tensor " + std::to_string(f - slot.offset) + ")" : std::string());
+        aligned[f] = detail::make_fill(fill, std::move(shape), untied, largest, *seen, what);
     }
 }
 
 template <class T>
 auto InputObserverInfo<T>::build_arguments(std::vector<std::optional<T>> aligned,
-                                           const ArgumentsOptions& options) -> V {
+                                           const std::vector<std::string>& filled, const ArgumentsOptions& options) -> V {
     // The ties (labels and relations) are computed only when a tensor is absent.
-    if (std::any_of(aligned.begin(), aligned.end(), [](const auto& t) { return !t.has_value(); }))
-        fill_absent(aligned, tie_labels());
+    if (std::any_of(aligned.begin(), aligned.end(), [](const auto& t) { return !t.has_value(); }) ||
+        std::any_of(filled.begin(), filled.end(), [&](const auto& k) {
+            const auto it = fills_.find(k);
+            return it != fills_.end() && !it->second.by_value;
+        }))
+        fill_absent(aligned, tie_labels(), filled);
     return pack_arguments(std::move(aligned), options);
 }
 

@@ -53,6 +53,45 @@ struct DimRange {
     friend bool operator==(const DimRange&, const DimRange&) = default;
 };
 
+/// An input absent from some observed calls: which calls, the fill its replay uses, and what
+/// check_fills found when it ran the model (as made and filled) on those calls.
+struct AbsentInput {
+    std::string name;                   // the argument (`attention_mask`, `*args[1]`)
+    std::vector<std::size_t> calls;     // the calls that did not pass it
+    std::string fill;                   // "automatic", "ones", "value_if_missing", ...
+    bool user = false;                  // the user's fill (fill_if_missing or value_if_missing)
+    bool checked = false;               // check_fills ran the model with it
+    std::vector<std::size_t> failing;   // calls the fill does not reproduce (when checked)
+    std::vector<std::string> reasons;   // why, one per failing call
+    std::vector<std::string> tried;     // the fills check_fills tried, in order
+    friend bool operator==(const AbsentInput&, const AbsentInput&) = default;
+
+    /// One line: "attention_mask: absent from call(s) 0, 2; fill ones, checked: reproduces every call (tried automatic, zeros, ones)".
+    std::string to_string() const {
+        std::string s = name + ": absent from call(s) " + join(calls) + "; fill " + fill + (user ? " (given)" : "");
+        if (!checked) return s + ", not checked (give check_fills or infer_export_spec a runner of the model)";
+        if (failing.empty()) s += ", checked: reproduces every call";
+        else {
+            s += ", checked: does NOT reproduce call(s) " + join(failing) + " (";
+            for (std::size_t i = 0; i < reasons.size(); ++i) s += (i ? "; " : "") + reasons[i];
+            s += "). The exported program cannot run these calls as they were made: pass " + name +
+                 " in every call, or give fill_if_missing a fill that means what its absence means";
+        }
+        if (tried.size() > 1) {
+            s += " (tried ";
+            for (std::size_t i = 0; i < tried.size(); ++i) s += (i ? ", " : "") + tried[i];
+            s += ")";
+        }
+        return s;
+    }
+
+    static std::string join(const std::vector<std::size_t>& v) {
+        std::string s;
+        for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+        return s;
+    }
+};
+
 /// What infer_export_spec found (see the file comment).
 ///   auto spec = observer.infer_export_spec({.dim_names = true, .bounds = {{"sequence_length", {1, 4096}}}});
 ///   std::cout << spec.report();
@@ -67,6 +106,7 @@ public:
     std::vector<DimRelation> hints;
     ordered_dict<std::string> constants;   // constant keyword arguments, as Python literals
     ordered_dict<std::vector<std::size_t>> filled;  // argument -> the calls value_if_missing filled it in
+    std::vector<AbsentInput> absent;       // inputs absent from some calls, their fills, checked or not
     std::vector<std::string> warnings;
 
     friend bool operator==(const ExportSpec&, const ExportSpec&) = default;
@@ -113,6 +153,9 @@ public:
         s += "\nFilled by value_if_missing:\n";
         if (filled.empty()) s += "  none\n";
         for (const auto& [k, calls] : filled) s += "  " + k + " in call(s) " + join(calls) + "\n";
+        s += "\nAbsent inputs (the fill each call's replay and the exported program get):\n";
+        if (absent.empty()) s += "  none\n";
+        for (const auto& a : absent) s += "  " + a.to_string() + "\n";
         s += "\nWarnings:\n";
         if (warnings.empty()) s += "  none\n";
         for (const auto& w : warnings) s += "  - " + w + "\n";
@@ -177,7 +220,25 @@ public:
             s += ": ";
             write_ints(s, std::vector<std::int64_t>(calls.begin(), calls.end()));
         }
-        s += "}, \"warnings\": [";
+        s += "}, \"absent\": [";
+        for (std::size_t i = 0; i < absent.size(); ++i) {
+            const AbsentInput& a = absent[i];
+            s += i ? ", {\"name\": " : "{\"name\": ";
+            detail::json::write_string(s, a.name);
+            s += ", \"calls\": ";
+            write_ints(s, std::vector<std::int64_t>(a.calls.begin(), a.calls.end()));
+            s += ", \"fill\": ";
+            detail::json::write_string(s, a.fill);
+            s += std::string(", \"user\": ") + (a.user ? "true" : "false") + ", \"checked\": " + (a.checked ? "true" : "false");
+            s += ", \"failing\": ";
+            write_ints(s, std::vector<std::int64_t>(a.failing.begin(), a.failing.end()));
+            s += ", \"reasons\": ";
+            write_strings(s, a.reasons);
+            s += ", \"tried\": ";
+            write_strings(s, a.tried);
+            s += "}";
+        }
+        s += "], \"warnings\": [";
         for (std::size_t i = 0; i < warnings.size(); ++i) {
             if (i) s += ", ";
             detail::json::write_string(s, warnings[i]);
@@ -253,6 +314,39 @@ public:
                 calls.push_back(static_cast<std::size_t>(rd.non_negative_value(c, "$.filled." + filled.keys[i])));
             spec.filled.insert_or_assign(filled.keys[i], std::move(calls));
         }
+        // absent came later: a spec written without it has none.
+        if (doc.find("absent"))
+            rd.each_object(rd.need(doc, "$", "absent", Node::Kind::array), "$.absent", [&](const Node& n, const std::string& at) {
+                AbsentInput a;
+                a.name = rd.need(n, at, "name", Node::Kind::string).string;
+                const auto calls = [&](const char* key) {
+                    std::vector<std::size_t> out;
+                    for (auto c : rd.ints(rd.need(n, at, key, Node::Kind::array), at + "." + key))
+                        out.push_back(static_cast<std::size_t>(rd.non_negative_value(c, at + "." + key)));
+                    return out;
+                };
+                const auto strings = [&](const char* key) {
+                    std::vector<std::string> out;
+                    const Node& list = rd.need(n, at, key, Node::Kind::array);
+                    for (std::size_t i = 0; i < list.array.size(); ++i) {
+                        if (list.array[i].kind != Node::Kind::string)
+                            rd.wrong(at + "." + key + "[" + std::to_string(i) + "]", "a string", list.array[i]);
+                        out.push_back(list.array[i].string);
+                    }
+                    return out;
+                };
+                a.calls = calls("calls");
+                a.fill = rd.need(n, at, "fill", Node::Kind::string).string;
+                a.user = rd.need(n, at, "user", Node::Kind::boolean).boolean;
+                a.checked = rd.need(n, at, "checked", Node::Kind::boolean).boolean;
+                a.failing = calls("failing");
+                a.reasons = strings("reasons");
+                a.tried = strings("tried");
+                if (a.reasons.size() != a.failing.size())
+                    rd.fail(at + ".reasons", std::to_string(a.reasons.size()) + " reason(s) for " +
+                                                 std::to_string(a.failing.size()) + " failing call(s)");
+                spec.absent.push_back(std::move(a));
+            });
         const Node& warnings = rd.need(doc, top, "warnings", Node::Kind::array);
         for (std::size_t i = 0; i < warnings.array.size(); ++i) {
             if (warnings.array[i].kind != Node::Kind::string)
@@ -399,10 +493,14 @@ private:
         for (std::size_t i = 0; i < sh->size(); ++i) s += (i ? ", " : "") + std::to_string((*sh)[i]);
         return s + "]";
     }
-    static std::string join(const std::vector<std::size_t>& v) {
-        std::string s;
-        for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-        return s;
+    static std::string join(const std::vector<std::size_t>& v) { return AbsentInput::join(v); }
+    static void write_strings(std::string& s, const std::vector<std::string>& v) {
+        s += "[";
+        for (std::size_t i = 0; i < v.size(); ++i) {
+            if (i) s += ", ";
+            detail::json::write_string(s, v[i]);
+        }
+        s += "]";
     }
     static void write_ints(std::string& s, const std::vector<std::int64_t>& v) {
         s += "[";

@@ -18,6 +18,7 @@
 #include <yobx/observer/candidate.hpp>
 #include <yobx/observer/dynamic_shapes.hpp>
 #include <yobx/observer/export_spec.hpp>
+#include <yobx/observer/fill.hpp>
 #include <yobx/observer/options.hpp>
 #include <yobx/observer/signature.hpp>
 #include <yobx/ordered_dict.hpp>
@@ -111,9 +112,9 @@ public:
 
     // ------------------------------------------------ phase 1: recording (observer/recording.hpp)
 
-    /// Validates value_if_missing against the signature (the seed's ValueError for an unknown name of
-    /// a function without **kwargs, or a position beyond the signature).
-    InputObserverInfo(Signature signature, ValueIfMissing<T> value_if_missing);
+    /// Validates value_if_missing and fill_if_missing against the signature (the seed's ValueError for
+    /// an unknown name of a function without **kwargs, or a position beyond the signature).
+    InputObserverInfo(Signature signature, ValueIfMissing<T> value_if_missing, FillIfMissing<T> fill_if_missing = {});
 
     /// Phase 1 without storing: Python's add_inputs. Keeps constant kwargs (bool/int/float/str differing
     /// from a non-None default), drops other scalars and None keywords, applies value_if_missing, orders
@@ -135,6 +136,12 @@ public:
 
     const Signature& signature() const noexcept { return sig_; }
     const ValueIfMissing<T>& value_if_missing() const noexcept { return value_if_missing_; }
+    /// The fill of an absent input, by its key (its name, or `*args[j]`): the user's, the one
+    /// check_fills chose, or automatic.
+    Fill<T> fill_of(const std::string& key) const {
+        const auto it = fills_.find(key);
+        return it == fills_.end() || it->second.by_value ? Fill<T>::automatic() : it->second.fill;
+    }
     /// The number of recorded calls.
     std::size_t size() const noexcept { return inputs_.size(); }
     const std::vector<InputCandidate<T>>& inputs() const noexcept { return inputs_; }
@@ -194,6 +201,18 @@ public:
     /// Phase 4 for arguments given by the caller (a tuple: positional; a dict: keywords; keywords
     /// that have a default become constant kwargs): aligned on the best candidate, absent tensors filled.
     V infer_arguments(const V& args_or_kwargs, const ArgumentsOptions& options = {});
+
+    /// Runs the model (runner, as check_discrepancies gives it a call) on each call with an absent
+    /// input twice, as made and with its fill, on clones of the arguments, and compares the outputs
+    /// within atol/rtol. A fill that changes them is replaced by the first candidate that reproduces
+    /// every such call: the current fill, then zeros, then ones (false, true for bool); the user's
+    /// fill (fill_if_missing or value_if_missing) is checked, not replaced. The chosen fills are
+    /// what infer_arguments(i) and the replay use from then on. See observer/fill_check.hpp.
+    template <class Runner>
+    std::vector<AbsentInput> check_fills(Runner&& runner, double atol = 1e-4, double rtol = 0.1);
+
+    /// Per input absent from some call: the calls, its fill, and what check_fills found.
+    std::vector<AbsentInput> absent_inputs();
 
     // ----------------------------------- the export specification (observer/spec_inference.hpp)
 
@@ -270,8 +289,19 @@ private:
     static std::map<std::string, std::int64_t> label_sizes(const std::vector<std::optional<T>>& aligned, const Ties& ties);
     static void derive_sizes(const std::vector<DimRelation>& relations, std::map<std::string, std::int64_t>& size,
                              bool overwrite);
-    void fill_absent(std::vector<std::optional<T>>& aligned, const Ties& ties) const;
-    V build_arguments(std::vector<std::optional<T>> aligned, const ArgumentsOptions& options);
+    void fill_absent(std::vector<std::optional<T>>& aligned, const Ties& ties, const std::vector<std::string>& filled) const;
+    V build_arguments(std::vector<std::optional<T>> aligned, const std::vector<std::string>& filled,
+                      const ArgumentsOptions& options);
+    // The fill of one input and what check_fills found about it.
+    struct FillState {
+        Fill<T> fill{};
+        bool user = false;                 // given in fill_if_missing (or value_if_missing: by_value)
+        bool by_value = false;             // the value_if_missing tensor is the fill
+        bool checked = false;
+        std::vector<std::size_t> failing{};  // calls the fill does not reproduce
+        std::vector<std::string> reasons{};  // why, per failing call
+        std::vector<std::string> tried{};    // the candidates tried, in order
+    };
     V pack_arguments(std::vector<std::optional<T>> aligned, const ArgumentsOptions& options) const;
 
     // the export specification
@@ -280,6 +310,7 @@ private:
     // phase 1: the recorded calls
     Signature sig_;
     ValueIfMissing<T> value_if_missing_;
+    std::map<std::string, FillState> fills_;  // by slot key
     Kwargs<T> defaults_;  // non-None defaults, by name
     std::vector<InputCandidate<T>> inputs_;
     std::vector<TreeSpec> outputs_specs_;
@@ -300,4 +331,5 @@ private:
 #include <yobx/observer/alignment.hpp>
 #include <yobx/observer/dynamic_dims.hpp>
 #include <yobx/observer/arguments.hpp>
+#include <yobx/observer/fill_check.hpp>
 #include <yobx/observer/spec_inference.hpp>

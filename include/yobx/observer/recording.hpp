@@ -25,23 +25,35 @@
 namespace yobx {
 
 template <class T>
-InputObserverInfo<T>::InputObserverInfo(Signature signature, ValueIfMissing<T> value_if_missing)
+InputObserverInfo<T>::InputObserverInfo(Signature signature, ValueIfMissing<T> value_if_missing,
+                                        FillIfMissing<T> fill_if_missing)
     : sig_(std::move(signature)), value_if_missing_(std::move(value_if_missing)) {
     for (const auto& p : sig_.parameters())
         if (p.default_value && !p.default_value->is_none()) defaults_.append_unique(p.name, detail::default_as_value<T>(*p.default_value));
-    for (const auto& [key, v] : value_if_missing_) {
+    const auto check_key = [&](const ArgRef& key, const std::string& option) {
         if (key.is_position()) {
             if (key.position() < 0 || static_cast<std::size_t>(key.position()) >= sig_.size())
-                throw value_error("Unexpected keyword argument k=" + std::to_string(key.position()) +
-                                  " provided as a value_if_missing input for a function that does not accept it. "
-                                  "All value_if_missing indices must be in the observed signature: " +
-                                  sig_.names_repr() + ".");
+                throw value_error("Unexpected keyword argument k=" + std::to_string(key.position()) + " provided as a " +
+                                  option + " input for a function that does not accept it. All " + option +
+                                  " indices must be in the observed signature: " + sig_.names_repr() + ".");
         } else if (!sig_.has_named(key.name()) && !sig_.var_keyword()) {
-            throw value_error("Unexpected keyword argument " + detail::repr_string(key.name()) +
-                              " provided as a value_if_missing input for a function that does not accept it. "
-                              "All value_if_missing keys must be in the observed signature: " +
-                              sig_.names_repr() + ".");
+            throw value_error("Unexpected keyword argument " + detail::repr_string(key.name()) + " provided as a " +
+                              option + " input for a function that does not accept it. All " + option +
+                              " keys must be in the observed signature: " + sig_.names_repr() + ".");
         }
+    };
+    for (const auto& [key, v] : value_if_missing_) check_key(key, "value_if_missing");
+    for (auto& [key, fill] : fill_if_missing) {
+        check_key(key, "fill_if_missing");
+        const std::string k = key.is_position() ? sig_[static_cast<std::size_t>(key.position())].name : key.name();
+        if constexpr (!detail::has_full<T>) {
+            if (fill.kind() == Fill<T>::Kind::ones || fill.kind() == Fill<T>::Kind::constant)
+                throw type_error("fill_if_missing: " + fill.to_string() + " for " + detail::repr_string(k) +
+                                 " needs tensor_traits<T>::full(const std::vector<int64_t>& shape, double value, "
+                                 "const T& like); this tensor type does not define it");
+        }
+        if (!fills_.try_emplace(k, FillState{.fill = std::move(fill), .user = true}).second)
+            throw value_error("fill_if_missing names " + detail::repr_string(k) + " twice");
     }
 }
 

@@ -79,6 +79,11 @@ ExportSpec InputObserverInfo<T>::infer_export_spec(const DynamicShapesOptions& o
             if (!spec.filled.contains(name)) spec.filled.insert_or_assign(name, std::vector<std::size_t>{});
             spec.filled.find(name)->second.push_back(c);
         }
+    spec.absent = absent_inputs();
+    for (const auto& a : spec.absent)
+        if (a.checked && !a.failing.empty())
+            spec.warnings.push_back("the fill of input " + detail::repr_string(a.name) + " does not reproduce call(s) " +
+                                    AbsentInput::join(a.failing) + " (see Absent inputs)");
     // An explicit label on an axis that never varied: torch.export would see a constant there.
     if (o.dim_names.mode() == DimNames::Mode::explicit_map) {
         std::set<std::string> dynamic_labels;
