@@ -80,6 +80,10 @@ TEST_CASE("stack traces: generated torch.fx traces are read frame for frame, pat
 }
 
 TEST_CASE("unified_diff: generated pairs round-trip through GNU patch -F0 byte for byte") {
+    // The reference is GNU patch: without it the test fails saying so, not with a bare "patch: not found".
+    REQUIRE_MESSAGE(std::system("patch --version > /dev/null 2>&1") == 0,
+                    "GNU patch is not installed: this test applies yobx's diffs with it (apt-get install patch; "
+                    "scripts/deps.sh installs it)");
     const fs::path dir = fs::temp_directory_path() / ("yobx_diff_" + std::to_string(std::random_device{}()));
     fs::create_directories(dir);
     std::size_t applied = 0, without_final_newline = 0;

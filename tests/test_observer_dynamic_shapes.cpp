@@ -95,6 +95,23 @@ TEST_CASE("generated labels are <input>_dim_<axis>; a second group of the same i
           "({0: 'x_dim_0', 1: 'x_dim_1'}, {0: 'x_dim_1'})");
 }
 
+TEST_CASE("a feature pyramid in a dict: the labels use the keys, and the three levels are related") {
+    // p2 is h, p3 is h//2, p4 is h//4 (and the same for the widths), for four image sizes.
+    Obs obs;
+    auto f = obs.wrap(first_tensor, Signature{param("features")}, 4);
+    for (const auto& [h, w] : {std::pair{64, 96}, std::pair{96, 128}, std::pair{128, 64}, std::pair{160, 192}})
+        f({V::dict({{"p2", tensor({1, 8, h, w})}, {"p3", tensor({1, 8, h / 2, w / 2})}, {"p4", tensor({1, 8, h / 4, w / 4})}})}, {});
+    const auto spec = obs.infer_export_spec({.derived_dims = true});
+    CHECK(spec.dynamic_shapes.to_python_strings() ==
+          "({'p2': {2: 'features_dim_2', 3: 'features_dim_3'}, 'p3': {2: 'features_p3_dim_2', 3: "
+          "'features_p3_dim_3'}, 'p4': {2: 'features_p4_dim_2', 3: 'features_p4_dim_3'}},)");
+    std::vector<std::string> relations;
+    for (const auto& r : spec.relations) relations.push_back(r.to_string());
+    CHECK(relations == std::vector<std::string>{"features_dim_2 = 4*features_p4_dim_2", "features_dim_3 = 4*features_p4_dim_3",
+                                                "features_p3_dim_2 = 2*features_p4_dim_2", "features_p3_dim_3 = 2*features_p4_dim_3"});
+    CHECK(spec.hints.empty());
+}
+
 TEST_CASE("automatic dim_names: equal sequences share a label and unknown inputs inherit known labels") {
     Obs obs;
     auto f = obs.wrap(first_tensor, Signature{param("input_ids"), param("token_mask", yobx::none),

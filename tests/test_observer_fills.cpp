@@ -9,6 +9,24 @@ using Fill = yobx::Fill<T>;
 
 namespace {
 
+// A tensor type whose traits have no `full`: ones and constant fills cannot be made.
+struct PlainTensor {
+    std::vector<std::int64_t> shape;
+};
+
+}  // namespace
+
+template <>
+struct yobx::tensor_traits<PlainTensor> {
+    static const std::vector<std::int64_t>& shape(const PlainTensor& t) { return t.shape; }
+    static std::string dtype(const PlainTensor&) { return "plain"; }
+    static PlainTensor clone(const PlainTensor& t) { return t; }
+    static PlainTensor empty(const std::vector<std::int64_t>& s, const PlainTensor&) { return {s}; }
+    static PlainTensor zeros(const std::vector<std::int64_t>& s, const PlainTensor&) { return {s}; }
+};
+
+namespace {
+
 // A tensor of shape [b, s] whose elements are 0, 1, 2, ... (as doubles, then converted).
 T iota(std::int64_t b, std::int64_t s, DType dtype = DType::float32, double scale = 1) {
     std::vector<double> v(static_cast<std::size_t>(b * s));
@@ -69,7 +87,10 @@ std::function<V(const V&)> runner() {
 
 std::string values(const V& v) {
     std::string s;
-    for (double d : v.tensor().to_doubles()) s += (s.empty() ? "" : " ") + std::to_string(static_cast<int>(d));
+    for (double d : v.tensor().to_doubles()) {
+        if (!s.empty()) s += ' ';
+        s += std::to_string(static_cast<int>(d));
+    }
     return s;
 }
 
@@ -160,6 +181,13 @@ TEST_CASE("fill_if_missing errors") {
     CHECK(error_of<yobx::value_error>([&] {
               observe_bert(Obs({.fill_if_missing = {{"attention_mask", ints}}})).infer_arguments(0);
           }) == "fill_if_missing: ints returned a tensor of dtype int64 for input 'attention_mask', which is float32");
+    // ones and constant need tensor_traits<T>::full: said when the observer starts recording.
+    using Plain = yobx::InputObserver<PlainTensor>;
+    CHECK(error_of<yobx::type_error>([] {
+              Plain plain({.fill_if_missing = {{"y", yobx::Fill<PlainTensor>::ones()}}});
+              (void)plain.wrap([](yobx::Args<PlainTensor>, yobx::Kwargs<PlainTensor>) { return 0; }, xy);
+          }) == "fill_if_missing: ones for 'y' needs tensor_traits<T>::full(const std::vector<int64_t>& shape, double "
+                "value, const T& like); this tensor type does not define it");
     // A scalar input cannot be empty.
     Obs scalar({.fill_if_missing = {{"y", Fill::empty()}}});
     auto f = scalar.wrap(first_tensor, xy);

@@ -377,6 +377,13 @@ TEST_CASE("the stack-trace reader takes only lines that start with a frame, and 
     // A '"' inside the path; tabs as indentation.
     CHECK(frames("\tFile \"/src/my \"odd\" dir/m.py\", line 3, in f\n") ==
           std::vector<std::string>{"/src/my \"odd\" dir/m.py:3 [File \"/src/my \"odd\" dir/m.py\", line 3, in f]"});
+    // NUL bytes are bytes like any other: in a path, in the text after the line number, in a line
+    // that is not a frame; none is lost, none invented.
+    using namespace std::literals;
+    CHECK(frames("File \"/src/a\0b.py\", line 4, in f\0g\n  x\0 File \"/src/p.py\", line 7\nFile \"c.py\", line 9\0\n"sv) ==
+          std::vector<std::string>{"/src/a\0b.py:4 [File \"/src/a\0b.py\", line 4, in f\0g]"s});
+    CHECK(frames("\0File \"a.py\", line 1, in f\nFile \"b.py\", line 2, in g\0\n"sv) ==
+          std::vector<std::string>{"b.py:2 [File \"b.py\", line 2, in g\0]"s});
     // CRLF and CR line ends: the '\r' is not part of the frame.
     CHECK(frames("File \"a.py\", line 1, in f\r\n    y = f(x)\r\nFile \"b.py\", line 2, in g\rFile \"c.py\", line 3, in h\r\n") ==
           std::vector<std::string>{"a.py:1 [File \"a.py\", line 1, in f]", "b.py:2 [File \"b.py\", line 2, in g]",
@@ -393,6 +400,9 @@ TEST_CASE("paths are normalised lexically before the tail rule, POSIX and Window
     CHECK(normalize_path("../../x.py") == "../../x.py");
     CHECK(normalize_path("a/..") == ".");
     CHECK(normalize_path("C:\\src\\mod.py") == "c:/src/mod.py");
+    CHECK(normalize_path("C:\\Users\\Me\\Proj\\src\\mod.py") == "c:/users/me/proj/src/mod.py");
+    CHECK(normalize_path("Src\\Mod.py") == "src/mod.py");
+    CHECK(normalize_path("/Home/Me/Mod.py") == "/Home/Me/Mod.py");  // POSIX keeps its case
     // Python 3.11 writes /cwd/./dir/x.py for a sys.path entry ./dir (issue 29: missed).
     CHECK(same_file("/cwd/./dir/x.py", "/cwd/dir/x.py"));
     CHECK(same_file("a/../src/mod.py", "/home/u/src/mod.py"));
@@ -412,6 +422,13 @@ TEST_CASE("paths are normalised lexically before the tail rule, POSIX and Window
     CHECK(same_file("C:\\src\\mod.py", "c:/src/mod.py"));
     CHECK(same_file("src\\mod.py", "C:/home/src/mod.py"));
     CHECK_FALSE(same_file("C:\\src\\mod.py", "D:\\src\\mod.py"));
+    // Windows compares names case-insensitively, POSIX does not.
+    CHECK(same_file("C:\\Users\\Me\\Proj\\src\\mod.py", "c:/users/me/proj/src/mod.py"));
+    CHECK(same_file("c:/users/me/proj/src/mod.py", "C:/Users/Me/Proj/Src/Mod.py"));
+    CHECK(same_file("Proj/Src/mod.py", "C:\\Users\\Me\\proj\\src\\MOD.py"));
+    CHECK(same_file("C:\\Users\\Me\\proj\\src\\MOD.py", "src/Mod.py"));
+    CHECK_FALSE(same_file("/home/Me/src/mod.py", "/home/me/src/mod.py"));
+    CHECK_FALSE(same_file("Src/mod.py", "/home/me/src/mod.py"));
 }
 
 TEST_CASE("a report matches frames whose paths differ in spelling from __FILE__") {

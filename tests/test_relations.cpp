@@ -98,6 +98,37 @@ TEST_CASE("relations that tempt but must not be reported") {
     }
 }
 
+TEST_CASE("a relation some other constant also fits is a chance: a hint, never a relation") {
+    // resnet's batches and heights: batch = height//45, and 46, 47, 48 fit these calls as well.
+    const auto r = find_relations({{"x_dim_0", {2, 3, 4, 2}}, {"x_dim_2", {96, 160, 224, 128}}});
+    CHECK(r.relations.empty());
+    CHECK(strings(r.hints) == S{"x_dim_0 = x_dim_2//45"});
+    CHECK(r.hints[0].fits == 2);
+    // Two more calls pin k to 47 only (282//48 is 5, 281//46 is 6): then it is a relation.
+    const auto pinned = find_relations({{"d", {2, 3, 4, 2, 6, 5}}, {"a", {96, 160, 224, 128, 282, 281}}});
+    REQUIRE(strings(pinned.relations) == S{"d = a//47"});
+    CHECK(pinned.relations[0].fits == 1);
+    // Sizes that leave k unbounded (d is 0 everywhere) or all zero give nothing reported.
+    CHECK(find_relations({{"d", {0, 0, 0}}, {"a", {3, 5, 9}}}).relations.empty());
+    CHECK(find_relations({{"d", {0, 0, 0}}, {"a", {0, 0, 0}}}).relations.empty());
+}
+
+TEST_CASE("a chain is related whole, on a basis with no redundant entry") {
+    SUBCASE("a feature pyramid, each level half the one before (exact)") {
+        const auto r = find_relations({{"p2", {64, 96, 128}}, {"p3", {32, 48, 64}}, {"p4", {16, 24, 32}}});
+        CHECK(strings(r.relations) == S{"p2 = 4*p4", "p3 = 2*p4"});
+        CHECK(r.hints.empty());
+    }
+    SUBCASE("a pyramid of floor divisions") {
+        const auto r = find_relations({{"p2", {66, 97, 130}}, {"p3", {33, 48, 65}}, {"p4", {16, 24, 32}}});
+        CHECK(strings(r.relations) == S{"p3 = p2//2", "p4 = p2//4"});
+    }
+    SUBCASE("offsets compose") {
+        const auto r = find_relations({{"c", {7, 9, 15}}, {"b", {6, 8, 14}}, {"a", {5, 7, 13}}});
+        CHECK(strings(r.relations) == S{"c = a + 2", "b = a + 1"});
+    }
+}
+
 TEST_CASE("generated observation sets: exactly the planted relations are found") {
     for (unsigned seed = 1; seed <= 20; ++seed) {
         std::mt19937 gen(seed);

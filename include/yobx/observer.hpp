@@ -222,6 +222,7 @@ public:
     /// The same, after check_fills(runner): the report says which fills reproduce the calls.
     ///   auto spec = observer.infer_export_spec(yobx::libtorch::method_runner(module), {.dim_names = true});
     template <class Runner>
+        requires std::invocable<Runner&, const V&>
     ExportSpec infer_export_spec(Runner&& runner, const DynamicShapesOptions& options = {}) {
         std::lock_guard lock(state_->mutex);
         checked_info().check_fills(std::forward<Runner>(runner));

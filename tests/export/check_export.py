@@ -1,7 +1,7 @@
 """Exports a model with the real torch.export (torch >= 2.6) from what yobx
 wrote, then runs the exported program on the inputs of every observed call.
 
-    /usr/bin/python3 tests/export/check_export.py <tiny_llm|resnet18|encoder> <directory>
+    /usr/bin/python3 tests/export/check_export.py <tiny_llm|resnet18|encoder|bert> <directory>
 
 The directory holds, written by C++:
 - <name>_export_args.pt: InputObserver::infer_export_arguments, saved with
@@ -12,7 +12,11 @@ The directory holds, written by C++:
   <name>_derived_shapes.py: to_python() with derived_dims (Python code
   ending in `dynamic_shapes = ...`). The model is exported with each (the demo writes both too);
 - <name>_calls.pt: the list of every observed call's arguments,
-  infer_arguments(i) for each call i, in the same form.
+  infer_arguments(i) for each call i, in the same form (absent inputs filled);
+- <name>_made.pt, when present: every call as it was made, (args, kwargs)
+  with None or no key for an absent input. The eager model's outputs on the
+  call as made are what the exported program, given the filled call, must
+  give: a fill that changes the call's meaning fails here.
 torch.load reads them with its default weights_only=True. The export starts
 from the eager model of models.py (the same weights as the script C++
 observed); each call's outputs from the exported program must equal the
@@ -66,6 +70,7 @@ def main(name, directory):
     path = lambda suffix: os.path.join(directory, f"{name}_{suffix}")  # noqa: E731
     export_args = torch.load(path("export_args.pt"))
     calls = torch.load(path("calls.pt"))
+    made = torch.load(path("made.pt")) if os.path.exists(path("made.pt")) else None
     literals = [s for s in ("dynamic_shapes.py", "derived_shapes.py") if os.path.exists(path(s))]
     assert literals[0] == "dynamic_shapes.py", f"no {path('dynamic_shapes.py')}"
     model = models.make(name)
@@ -76,13 +81,13 @@ def main(name, directory):
         module = program.module()
         for i, call in enumerate(calls):  # in the order they were observed, on one module, as a user would
             args, kwargs = split(call)
-            expected = model(*args, **kwargs)
+            expected = model(*made[i][0], **made[i][1]) if made is not None else model(*args, **kwargs)
             got = module(*args, **kwargs)
             diff = max_difference(expected, got)
             assert diff <= TOLERANCE, f"{literal}, call {i} {shapes(call)}: the exported program differs from eager by {diff}"
             worst = max(worst, diff)
     print(f"export check ok: {name}, torch {torch.__version__}, exported with {shapes(export_args)} and "
-          f"{' then '.join(literals)}, {len(calls)} calls reproduced (max difference {worst:.1e})")
+          f"{' then '.join(literals)}, {len(calls)} calls reproduced{" as made" if made is not None else ""} (max difference {worst:.1e})")
 
 
 if __name__ == "__main__":

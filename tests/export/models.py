@@ -7,10 +7,16 @@
 - resnet18: torchvision's, weights=None.
 - encoder: nn.TransformerEncoder(batch_first=True, enable_nested_tensor=False),
   whose forward takes an optional src_key_padding_mask.
+- bert: a small BERT-like encoder, forward(input_ids, attention_mask=None,
+  token_type_ids=None), where an absent input means what it means in Hugging
+  Face's BERT: attend everywhere, token type 0. A mask of zeros masks every
+  position (-inf scores: NaN), so only a fill of ones reproduces a call
+  without a mask.
 Each is built from a fixed seed, so the script written for C++ and the eager
 model the export starts from have the same weights.
 """
 import math
+from typing import Optional
 
 import torch
 from torch import nn
@@ -79,6 +85,46 @@ class TinyLLM(nn.Module):
         return self.lm_head(self.norm(x)), [keys, values]
 
 
+class BertLayer(nn.Module):
+    def __init__(self, hidden, heads):
+        super().__init__()
+        self.heads, self.head_dim = heads, hidden // heads
+        self.qkv, self.o = nn.Linear(hidden, 3 * hidden), nn.Linear(hidden, hidden)
+        self.ln1, self.ln2 = nn.LayerNorm(hidden), nn.LayerNorm(hidden)
+        self.up, self.down = nn.Linear(hidden, 4 * hidden), nn.Linear(4 * hidden, hidden)
+
+    def forward(self, x, mask):
+        batch, seq = x.shape[0], x.shape[1]
+        qkv = self.qkv(x).view(batch, seq, 3, self.heads, self.head_dim).permute(2, 0, 3, 1, 4)
+        scores = qkv[0] @ qkv[1].transpose(2, 3) / math.sqrt(self.head_dim)
+        scores = scores.masked_fill(mask[:, None, None, :] == 0, float("-inf"))
+        a = (torch.softmax(scores, -1) @ qkv[2]).transpose(1, 2).reshape(x.shape)
+        x = self.ln1(x + self.o(a))
+        return self.ln2(x + self.down(nn.functional.gelu(self.up(x))))
+
+
+class TinyBert(nn.Module):
+    def __init__(self, vocab_size=64, hidden_size=32, num_heads=4, num_layers=2, max_positions=64, type_vocab=2):
+        super().__init__()
+        self.word = nn.Embedding(vocab_size, hidden_size)
+        self.position = nn.Embedding(max_positions, hidden_size)
+        self.token_type = nn.Embedding(type_vocab, hidden_size)
+        self.norm = nn.LayerNorm(hidden_size)
+        self.layers = nn.ModuleList(BertLayer(hidden_size, num_heads) for _ in range(num_layers))
+
+    def forward(self, input_ids, attention_mask: Optional[torch.Tensor] = None,
+                token_type_ids: Optional[torch.Tensor] = None):
+        if attention_mask is None:
+            attention_mask = torch.ones_like(input_ids)
+        if token_type_ids is None:
+            token_type_ids = torch.zeros_like(input_ids)
+        positions = torch.arange(input_ids.shape[1], device=input_ids.device)
+        x = self.norm(self.word(input_ids) + self.position(positions)[None] + self.token_type(token_type_ids))
+        for layer in self.layers:
+            x = layer(x, attention_mask)
+        return x
+
+
 def make(name):
     """The eager model `name`, in eval mode, its weights drawn from a fixed seed."""
     torch.manual_seed(0)
@@ -90,6 +136,8 @@ def make(name):
     elif name == "encoder":
         layer = nn.TransformerEncoderLayer(d_model=32, nhead=4, dim_feedforward=64, dropout=0.0, batch_first=True)
         model = nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False)
+    elif name == "bert":
+        model = TinyBert()
     elif name == "fasterrcnn":
         import torchvision
         # Small: images resized to 128-192 pixels (800-1333 by default), 50 proposals kept (1000).

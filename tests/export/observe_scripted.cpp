@@ -2,10 +2,11 @@
 // then writes what check_export.py exports with the real torch.export:
 // <name>_export_args.pt (infer_export_arguments), <name>_dynamic_shapes.py
 // (to_python() as printed), <name>_derived_shapes.py (to_python() with
-// derived_dims) and <name>_calls.pt (every call's arguments). The detector
+// derived_dims), <name>_calls.pt (every call's arguments, absent inputs filled with
+// the fills check_fills chose) and <name>_made.pt (every call as it was made). The detector
 // (fasterrcnn) and the LSTM (whose scripted method is forward__0) are only
 // observed, and their calls replayed on the module.
-//   observe_scripted <resnet18|encoder|fasterrcnn|lstm> <module.pt> <output directory>
+//   observe_scripted <resnet18|encoder|bert|fasterrcnn|lstm> <module.pt> <output directory>
 #include <yobx/adapters/libtorch.hpp>
 
 #include <torch/script.h>
@@ -41,6 +42,23 @@ void call_encoder(auto& forward) {
         at::Tensor mask = torch::zeros({batch, seq}, at::kBool);
         for (std::int64_t row = 0; row < batch; ++row) mask.index_put_({row, torch::indexing::Slice(seq - row, seq)}, true);
         forward({src}, {{"src_key_padding_mask", mask}});
+    }
+}
+
+// The BERT-like encoder on 4 calls, its mask (0 = padded, some rows padded) and token types given as
+// keywords in some only: absent, they mean "attend everywhere" and "type 0".
+void call_bert(auto& forward) {
+    for (const auto& [batch, seq, masked, typed] : {std::tuple{2, 5, false, false}, std::tuple{3, 7, true, true},
+                                                    std::tuple{2, 6, false, true}, std::tuple{4, 3, true, false}}) {
+        const at::Tensor ids = torch::randint(0, 64, {batch, seq}, at::kLong);
+        yobx::Kwargs<at::Tensor> kwargs;
+        if (masked) {
+            at::Tensor mask = torch::ones({batch, seq}, at::kLong);
+            for (std::int64_t row = 0; row < batch; ++row) mask.index_put_({row, torch::indexing::Slice(seq - row, seq)}, 0);
+            kwargs.append_unique("attention_mask", mask);
+        }
+        if (typed) kwargs.append_unique("token_type_ids", torch::randint(0, 2, {batch, seq}, at::kLong));
+        forward({ids}, std::move(kwargs));
     }
 }
 
@@ -92,6 +110,7 @@ int main(int argc, char** argv) {
     auto forward = yobx::libtorch::wrap_method(observer, module, method, /*store_n_calls=*/8);
     if (name == "resnet18") call_resnet(forward);
     else if (name == "encoder") call_encoder(forward);
+    else if (name == "bert") call_bert(forward);
     else if (name == "fasterrcnn") call_detector(forward);
     else if (name == "lstm") call_lstm(forward);
     else throw std::runtime_error("unknown model " + name);
@@ -106,6 +125,12 @@ int main(int argc, char** argv) {
         return 0;
     }
 
+    // The fills of absent inputs, checked on the module: each call with an absent input must give the
+    // same outputs filled as made (the BERT mask: ones, not the automatic zeros).
+    for (const auto& a : observer.check_fills(yobx::libtorch::method_runner(module, method))) {
+        std::cout << a.to_string() << "\n";
+        if (!a.failing.empty()) throw std::runtime_error("a fill does not reproduce the calls: " + a.to_string());
+    }
     const yobx::DynamicShapes ds = observer.infer_dynamic_shapes({.dim_names = true});
     const yobx::DynamicShapes derived = observer.infer_dynamic_shapes({.dim_names = true, .derived_dims = true});
     const yobx::Value<at::Tensor> export_args = observer.infer_export_arguments();
@@ -113,6 +138,10 @@ int main(int argc, char** argv) {
     for (std::size_t i = 0; i < observer.num_obs(); ++i) calls.push_back(observer.infer_arguments(i));
     yobx::libtorch::save_value(export_args, dir + "/" + name + "_export_args.pt");
     yobx::libtorch::save_value(yobx::Value<at::Tensor>::list(std::move(calls)), dir + "/" + name + "_calls.pt");
+    // the calls as they were made ((args, kwargs), None for an absent positional argument)
+    yobx::Value<at::Tensor>::List made;
+    for (std::size_t i = 0; i < observer.num_obs(); ++i) made.push_back(observer.info().observed_arguments(i));
+    yobx::libtorch::save_value(yobx::Value<at::Tensor>::list(std::move(made)), dir + "/" + name + "_made.pt");
     write_python(dir + "/" + name + "_dynamic_shapes.py", name, ds.to_python());
     write_python(dir + "/" + name + "_derived_shapes.py", name, derived.to_python());
     // the labels as strings, for an ONNX export's dynamic axes (tests/onnx/check_models.py)

@@ -10,6 +10,7 @@
 #include <yobx/observer/info.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -43,6 +44,57 @@ inline constexpr KnownInput known_inputs[] = {
     {"decoder_attention_mask", {{0, "batch_size"}, {1, "decoder_sequence_length"}}, 2},
     {"pixel_values", {{0, "batch_size"}, {}}, 1},
 };
+
+// The path of the `index`-th tensor of v, its levels joined by '_' (a dict key made an identifier,
+// a list or tuple position), when a dict key is on it; nothing otherwise.
+template <class T>
+std::optional<std::string> keyed_entry(const Value<T>& v, std::size_t index) {
+    using V = Value<T>;
+    std::size_t seen = 0;
+    bool keyed = false;
+    std::vector<std::string> path;
+    const auto walk = [&](const auto& self, const V& x) -> bool {  // true when the tensor is found
+        switch (x.kind()) {
+            case V::Kind::tensor: return seen++ == index;
+            case V::Kind::list:
+            case V::Kind::tuple:
+                for (std::size_t i = 0; i < x.items().size(); ++i) {
+                    path.push_back(std::to_string(i));
+                    if (self(self, x.items()[i])) return true;
+                    path.pop_back();
+                }
+                return false;
+            case V::Kind::dict:
+                for (const auto& [k, item] : x.dict()) {
+                    std::string id = k;
+                    for (char& ch : id)
+                        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                    path.push_back(std::move(id));
+                    if (self(self, item)) {
+                        keyed = true;
+                        return true;
+                    }
+                    path.pop_back();
+                }
+                return false;
+            case V::Kind::custom:
+                for (std::size_t i = 0; i < x.custom().children.size(); ++i) {
+                    path.push_back(std::to_string(i));
+                    if (self(self, x.custom().children[i])) return true;
+                    path.pop_back();
+                }
+                return false;
+            default: return false;
+        }
+    };
+    if (!walk(walk, v) || !keyed) return std::nullopt;
+    std::string out;
+    for (const auto& p : path) {
+        if (!out.empty()) out += '_';
+        out += p;
+    }
+    return out;
+}
 
 }  // namespace detail
 
@@ -253,16 +305,20 @@ std::string InputObserverInfo<T>::generated_label(std::size_t flat, std::int64_t
 }
 
 // A generated label no other group has: `<input>_dim_<axis>`; when another group has it,
-// `<input>_<index>_dim_<axis>` (the tensor's index in its argument), then `_2`, `_3`, ...
+// `<input>_<index>_dim_<axis>` (the tensor's index in its argument), or, for a tensor under a dict
+// key, `<input>_<key>_dim_<axis>` (`features_p3_dim_2` for features['p3']), then `_2`, `_3`, ...
 template <class T>
 std::string InputObserverInfo<T>::unique_label(std::size_t flat, std::int64_t axis,
                                                const std::set<std::string>& taken) const {
     const Slot& s = slots_[slot_of(flat)];
     std::string label = generated_label(flat, axis);
     if (!taken.contains(label)) return label;
-    const std::string base = s.count > 1 ? input_label(s) + "_" + std::to_string(flat - s.offset) + "_dim_" +
-                                               std::to_string(axis)
-                                         : label;
+    std::string base = label;
+    if (s.count > 1) {
+        const V* arg = lookup(inputs_[best_], s);
+        const auto keyed = arg ? detail::keyed_entry(*arg, flat - s.offset) : std::nullopt;
+        base = input_label(s) + "_" + (keyed ? *keyed : std::to_string(flat - s.offset)) + "_dim_" + std::to_string(axis);
+    }
     label = base;
     for (int k = 2; taken.contains(label); ++k) label = base + "_" + std::to_string(k);
     return label;

@@ -141,11 +141,12 @@ public:
             if (rs.empty()) s += "  none\n";
             for (const auto& r : rs)
                 s += "  " + r.to_string() + " (" + std::to_string(r.support) + " distinct observation(s)" +
+                     (r.fits > 1 ? "; other constants fit these calls as well" : "") +
                      (r.torch_expressible() ? "" : "; torch.export cannot express it") + ")\n";
         };
         s += "\nRelations:\n";
         relation_lines(relations);
-        s += "\nHints (hold in every call, too few observations to be sure):\n";
+        s += "\nHints (hold in every call, too few observations or other constants fit as well):\n";
         relation_lines(hints);
         s += "\nConstant keyword arguments:\n";
         if (constants.empty()) s += "  none\n";
@@ -527,7 +528,7 @@ private:
             s += ", \"other\": ";
             detail::json::write_string(s, r.other);
             s += ", \"constant\": " + std::to_string(r.constant) + ", \"support\": " + std::to_string(r.support) +
-                 ", \"evidence\": " + std::to_string(r.evidence) + ", \"text\": ";
+                 ", \"evidence\": " + std::to_string(r.evidence) + ", \"fits\": " + std::to_string(r.fits) + ", \"text\": ";
             detail::json::write_string(s, r.to_string());
             s += "}";
         }
@@ -649,6 +650,9 @@ private:
                 r.constant = need(m, rat, "constant", Node::Kind::integer).integer;
                 r.support = static_cast<std::size_t>(non_negative(need(m, rat, "support", Node::Kind::integer), rat + ".support"));
                 r.evidence = static_cast<std::size_t>(non_negative(need(m, rat, "evidence", Node::Kind::integer), rat + ".evidence"));
+                // fits came later: a spec written without it has unique constants.
+                if (m.find("fits"))
+                    r.fits = static_cast<std::size_t>(non_negative(need(m, rat, "fits", Node::Kind::integer), rat + ".fits"));
                 out.push_back(std::move(r));
             });
             return out;

@@ -105,9 +105,7 @@ public:
     }
 
     /// Same kind and value (two functions are the same when their names are).
-    friend bool operator==(const Fill& a, const Fill& b) {
-        return a.kind_ == b.kind_ && a.value_ == b.value_ && a.name_ == b.name_;
-    }
+    bool operator==(const Fill& b) const { return kind_ == b.kind_ && value_ == b.value_ && name_ == b.name_; }
 
 private:
     explicit Fill(Kind kind) : kind_(kind) {}

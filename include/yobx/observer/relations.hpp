@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <climits>
 #include <cstdint>
 #include <optional>
 #include <set>
@@ -44,6 +45,7 @@ struct DimRelation {
     std::int64_t constant = 0;    // the offset, or the factor k of scale and floordiv
     std::size_t support = 0;      // distinct values (or pairs, for a sum) of the bases, over calls with nothing imputed
     std::size_t evidence = 0;     // support minus the constants fitted (one for offset, scale, floordiv)
+    std::size_t fits = 1;         // the constants that fit every call (floordiv: k, k+1, ... may); a relation needs one
 
     /// Whether torch.export.Dim can express it (Dim + int, int*Dim).
     bool torch_expressible() const noexcept { return kind == RelationKind::offset || kind == RelationKind::scale; }
@@ -128,24 +130,81 @@ inline std::vector<DimRelation> unary_candidates(const DimSeries& d, const DimSe
             make(RelationKind::scale, k);
         break;
     }
-    // Floor division: d = a // k with k >= 2 and not exact everywhere (an exact one is a = k*d).
+    // Floor division: d = a // k with k >= 2 and not exact everywhere (an exact one is a = k*d). Every k
+    // that fits is counted: resnet's batch 2, 3, 4 and heights 96, 160, 224 give batch = height//45,
+    // and 46, 47, 48 fit as well; such a relation is a chance, at most a hint.
+    // Each call bounds k: a // k == d  <=>  a / (d + 1) < k <= a / d (no upper bound when d is 0).
     {
-        const std::int64_t a0 = val(a, calls[0]), d0 = val(d, calls[0]);
-        if (a0 > 0 && d0 >= 0) {
-            // a0 // k == d0  <=>  a0 / (d0 + 1) < k <= a0 / d0
-            const std::int64_t lo = a0 / (d0 + 1) + 1, hi = d0 == 0 ? a0 + 1 : a0 / d0;
-            for (std::int64_t k = std::max<std::int64_t>(lo, 2); k <= hi && k <= a0 + 1; ++k) {
-                const bool holds = std::all_of(calls.begin(), calls.end(),
-                                               [&](std::size_t x) { return val(d, x) == floor_div(val(a, x), k); });
-                const bool exact = std::all_of(calls.begin(), calls.end(), [&](std::size_t x) { return val(a, x) % k == 0; });
-                if (holds && !exact) {
-                    make(RelationKind::floordiv, k);
-                    break;
-                }
+        std::int64_t lo = 2, hi = INT64_MAX, top = 0;
+        bool ok = true;
+        for (std::size_t c : calls) {
+            const std::int64_t ac = val(a, c), dc = val(d, c);
+            if (ac < 0 || dc < 0) {
+                ok = false;
+                break;
             }
+            lo = std::max(lo, dc == INT64_MAX ? 1 : ac / (dc + 1) + 1);
+            if (dc > 0) hi = std::min(hi, ac / dc);
+            top = std::max(top, ac);
+        }
+        hi = std::min(hi, top < INT64_MAX - 2 ? top + 2 : INT64_MAX);  // beyond the largest a every k gives 0: two are enough to say so
+        std::optional<std::int64_t> first;
+        std::size_t fits = 0;
+        for (std::int64_t k = lo; ok && k <= hi && fits < 2; ++k) {
+            if (std::all_of(calls.begin(), calls.end(), [&](std::size_t x) { return val(a, x) % k == 0; })) continue;
+            if (!first) first = k;
+            ++fits;
+        }
+        if (first) {
+            make(RelationKind::floordiv, *first);
+            out.back().fits = fits;
         }
     }
     return out;
+}
+
+// outer (d = f(a)) rewritten on inner (a = g(b)): d = f(g(b)) when one kind expresses it, on positive sizes:
+// k1*(k2*b), (b + c2) + c1, (b//k2)//k1 = b//(k1*k2), (k2*b)//k1 = (k2/k1)*b or b//(k1/k2).
+inline std::optional<DimRelation> compose(const DimRelation& outer, const DimRelation& inner) {
+    if (outer.kind == RelationKind::sum || inner.kind == RelationKind::sum) return std::nullopt;
+    DimRelation r = outer;
+    r.base = inner.base;
+    r.support = std::min(outer.support, inner.support);
+    r.evidence = std::min(outer.evidence, inner.evidence);
+    const std::int64_t k1 = outer.constant, k2 = inner.constant;
+    const auto product = [](std::int64_t x, std::int64_t y) -> std::optional<std::int64_t> {
+        std::int64_t p = 0;
+        if (__builtin_mul_overflow(x, y, &p)) return std::nullopt;
+        return p;
+    };
+    if (outer.kind == RelationKind::scale && inner.kind == RelationKind::scale) {
+        const auto p = product(k1, k2);
+        if (!p) return std::nullopt;
+        r.constant = *p;
+        return r;
+    }
+    if (outer.kind == RelationKind::offset && inner.kind == RelationKind::offset) {
+        if (__builtin_add_overflow(k1, k2, &r.constant)) return std::nullopt;
+        return r;
+    }
+    if (outer.kind == RelationKind::floordiv && inner.kind == RelationKind::floordiv) {
+        const auto p = product(k1, k2);
+        if (!p) return std::nullopt;
+        r.constant = *p;
+        return r;
+    }
+    if (outer.kind == RelationKind::floordiv && inner.kind == RelationKind::scale) {
+        if (k2 % k1 == 0 && k2 / k1 >= 2) {
+            r.kind = RelationKind::scale;
+            r.constant = k2 / k1;
+            return r;
+        }
+        if (k1 % k2 == 0 && k1 / k2 >= 2) {
+            r.constant = k1 / k2;
+            return r;
+        }
+    }
+    return std::nullopt;
 }
 
 }  // namespace detail
@@ -205,20 +264,35 @@ inline Relations find_relations(const std::vector<DimSeries>& series, const Rela
     };
     std::stable_sort(candidates.begin(), candidates.end(),
                      [&](const DimRelation& x, const DimRelation& y) { return rank(x.kind) < rank(y.kind); });
+    // A basis: each dimension derived at most once, from dimensions that are not derived. A relation
+    // whose dimension is the base of relations already kept is kept when they can be rewritten on its
+    // base (p2 = 2*p3 and p3 = 2*p4 become p2 = 4*p4, p3 = 2*p4), so that a chain is related whole.
     Relations out;
-    std::set<std::string> derived, bases;
+    std::set<std::string> derived;
     for (auto& r : candidates) {
-        if (r.evidence < options.min_evidence) continue;
+        if (r.evidence < options.min_evidence || r.fits != 1) continue;
         const bool base_derived = derived.contains(r.base) || (!r.other.empty() && derived.contains(r.other));
-        if (derived.contains(r.dim) || bases.contains(r.dim) || base_derived) continue;
+        if (derived.contains(r.dim) || base_derived) continue;
+        std::vector<DimRelation> kept = out.relations;
+        bool ok = true;
+        for (auto& k : kept) {
+            if (k.base != r.dim && k.other != r.dim) continue;
+            const auto composed = detail::compose(k, r);
+            if (!composed) {
+                ok = false;
+                break;
+            }
+            k = *composed;
+        }
+        if (!ok) continue;
+        out.relations = std::move(kept);
         derived.insert(r.dim);
-        bases.insert(r.base);
-        if (!r.other.empty()) bases.insert(r.other);
         out.relations.push_back(r);
     }
-    // Hints: what holds but lacks evidence, about a dimension no relation derives.
+    // Hints: what holds but lacks evidence or a unique constant, about a dimension no relation derives.
     for (auto& r : candidates)
-        if (r.evidence >= 1 && r.evidence < options.min_evidence && !derived.contains(r.dim)) out.hints.push_back(r);
+        if (r.evidence >= 1 && (r.evidence < options.min_evidence || r.fits != 1) && !derived.contains(r.dim))
+            out.hints.push_back(r);
     return out;
 }
 

@@ -96,17 +96,22 @@ inline std::vector<StackFrame> parse_stack_trace(std::string_view trace) {
     return frames;
 }
 
-/// A path normalised lexically, with no filesystem access: `\` read as `/`,
-/// a drive letter lower-cased (`C:\src` is `c:/src`), then
+/// A path normalised lexically, with no filesystem access: `\` read as `/`;
+/// a Windows path (one with a drive letter or a `\`) lower-cased, as Windows
+/// compares names case-insensitively (`C:\Users\Me\src\mod.py` is
+/// `c:/users/me/src/mod.py`); then
 /// std::filesystem's lexically_normal (empty and `.` components dropped,
 /// `dir/..` removed, `..` above the root dropped, leading `..` of a relative
 /// path kept), without a trailing `/`.
 inline std::string normalize_path(std::string_view path) {
     std::string p(path);
+    const bool has_drive = p.size() >= 2 && p[1] == ':' && std::isalpha(static_cast<unsigned char>(p[0]));
+    if (has_drive || p.find('\\') != std::string::npos)
+        for (char& c : p) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     std::replace(p.begin(), p.end(), '\\', '/');
     std::string drive;  // `c:`, a root that `..` does not remove
-    if (p.size() >= 2 && p[1] == ':' && std::isalpha(static_cast<unsigned char>(p[0]))) {
-        drive = {static_cast<char>(std::tolower(static_cast<unsigned char>(p[0]))), ':'};
+    if (has_drive) {
+        drive = p.substr(0, 2);
         p.erase(0, 2);
     }
     std::string out = std::filesystem::path(p).lexically_normal().generic_string();
@@ -116,12 +121,21 @@ inline std::string normalize_path(std::string_view path) {
 }
 
 /// Whether two spellings of a path name the same file (same_normalized_file:
-/// two already normalised by normalize_path). Two absolute paths are equal.
+/// two already normalised by normalize_path). Two absolute paths are equal;
+/// when one is a Windows path (a drive letter) the other's case does not matter.
 /// Otherwise the leading `..` of relative paths are left out, and the relative
 /// path (the shorter of two) must end the other at a `/`: a trace may hold a
 /// relative path where __FILE__ is absolute, or the other way round.
 inline bool same_normalized_file(std::string_view x, std::string_view y) {
-    const auto is_absolute = [](std::string_view p) { return p.starts_with('/') || (p.size() >= 2 && p[1] == ':'); };
+    const auto has_drive = [](std::string_view p) { return p.size() >= 2 && p[1] == ':'; };
+    const auto is_absolute = [&](std::string_view p) { return p.starts_with('/') || has_drive(p); };
+    if (has_drive(x) != has_drive(y) && (has_drive(x) || has_drive(y))) {
+        // a POSIX spelling of a relative path against a Windows one: compare lower-cased
+        std::string a(x), b(y);
+        for (std::string* s : {&a, &b})
+            for (char& c : *s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        if (a != x || b != y) return same_normalized_file(a, b);
+    }
     if (is_absolute(x) && is_absolute(y)) return x == y;
     // leading `..` of a relative path name directories the other path may spell out
     for (std::string_view* p : {&x, &y})
