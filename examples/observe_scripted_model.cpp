@@ -29,6 +29,10 @@ int main(int argc, char** argv) {
     const auto replay = observer.check_discrepancies(yobx::libtorch::method_runner(module));
     for (const auto& d : replay)
         std::cout << "call " << d.index << ": " << (d.success ? "same outputs" : "differs: " + d.error) << "\n";
+    // What the absent mask means, asked of the module: the automatic fill (zeros) would zero every
+    // output, ones reproduce the call. Replays and export arguments use the chosen fill from now on.
+    for (const auto& absent : observer.check_fills(yobx::libtorch::method_runner(module)))
+        std::cout << absent.to_string() << "\n";
 
     const yobx::DynamicShapes dynamic_shapes = observer.infer_dynamic_shapes({.dim_names = true});
     const yobx::Value<at::Tensor> args = observer.infer_export_arguments();

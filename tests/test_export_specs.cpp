@@ -175,6 +175,17 @@ TEST_CASE("the whole spec as JSON, loaded back by from_json") {
     std::string old_json = spec.to_json();
     old_json.erase(old_json.find(", \"named_dims\": false"), std::string(", \"named_dims\": false").size());
     CHECK(yobx::ExportSpec::from_json(old_json) == spec);
+    // fits and absent came later too: without them, unique constants and no absent list.
+    const auto erase = [](std::string& text, const std::string& from, const std::string& to) {
+        const auto a = text.find(from);
+        REQUIRE(a != std::string::npos);
+        text.erase(a, text.find(to, a) - a);
+    };
+    erase(old_json, ", \"fits\": 1", ", \"text\"");
+    erase(old_json, ", \"absent\": [", ", \"warnings\"");
+    yobx::ExportSpec without_absent = spec;
+    without_absent.absent.clear();
+    CHECK(yobx::ExportSpec::from_json(old_json) == without_absent);
     std::string wrong = spec.to_json();
     wrong.replace(wrong.find("\"named_dims\": false"), std::string("\"named_dims\": false").size(), "\"named_dims\": 1");
     CHECK(error_of<yobx::value_error>([&] { (void)yobx::ExportSpec::from_json(wrong); }) ==
@@ -242,6 +253,16 @@ TEST_CASE("from_json: each malformed spec gets a message naming where and what")
           "ExportSpec.from_json: $.relations[0]: a sum needs \"other\"");
     CHECK(message(replaced("\"warnings\": [\"", "\"warnings\": [3, \"")) ==
           "ExportSpec.from_json: $.warnings[0]: expected a string, got an integer");
+    CHECK(message(replaced("\"fits\": 1", "\"fits\": -1")) ==
+          "ExportSpec.from_json: $.relations[0].fits: expected a non-negative integer, got -1");
+    CHECK(message(replaced("\"calls\": [0, 4]", "\"calls\": [0, -4]")) ==
+          "ExportSpec.from_json: $.absent[0].calls: expected a non-negative integer, got -4");
+    CHECK(message(replaced("\"failing\": [], \"reasons\": []", "\"failing\": [1], \"reasons\": []")) ==
+          "ExportSpec.from_json: $.absent[0].reasons: 0 reason(s) for 1 failing call(s)");
+    CHECK(message(replaced("\"reasons\": []", "\"reasons\": [2]")) ==
+          "ExportSpec.from_json: $.absent[0].reasons[0]: expected a string, got an integer");
+    CHECK(message(replaced("\"fill\": \"automatic\"", "\"fill\": 0")) ==
+          "ExportSpec.from_json: $.absent[0].fill: expected a string, got an integer");
     CHECK(message(good + "x") == "ExportSpec.from_json: malformed JSON at offset " + std::to_string(good.size()) +
                                      ": unexpected trailing character 'x'");
 }

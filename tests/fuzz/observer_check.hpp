@@ -1,7 +1,7 @@
 // Generated call sequences for the InputObserver: tensors of ranks 0-3 with
 // sizes 0-5, optional arguments, nested lists and dicts, constants, keywords
-// under **kwargs, then every inference (dynamic shapes, export spec,
-// arguments). Failures must be yobx errors; an export spec must survive its
+// under **kwargs, a fill for an absent input, then every inference (dynamic
+// shapes, export spec, check_fills, arguments). Failures must be yobx errors; an export spec must survive its
 // JSON form.
 #pragma once
 
@@ -50,7 +50,13 @@ inline void check_observer(const std::uint8_t* data, std::size_t size) {
     Bytes in(data, size);
     const yobx::Signature sig{yobx::param("x"), yobx::param("y", yobx::none), yobx::param("mask", yobx::none),
                               yobx::kw_only("flag", true), yobx::var_kwargs("kwargs")};
-    yobx::InputObserver<ObsTensor> obs;
+    // What an absent y or mask means (fill_if_missing), sometimes.
+    using Fill = yobx::Fill<ObsTensor>;
+    const Fill fills[] = {Fill::automatic(), Fill::zeros(), Fill::ones(), Fill::empty(), Fill::constant(2),
+                          Fill::empty_largest_dynamic()};
+    yobx::InputObserver<ObsTensor>::Options options_in;
+    if (in.coin()) options_in.fill_if_missing = {{in.coin() ? "y" : "mask", fills[in.below(6)]}};
+    yobx::InputObserver<ObsTensor> obs(options_in);
     auto forward = obs.wrap([](yobx::Args<ObsTensor>, yobx::Kwargs<ObsTensor>) { return ObsValue(); }, sig, 1 + in.below(4));
     static const char* const keywords[] = {"y", "mask", "flag", "cache", "extra"};
     for (std::size_t c = 0, n = 1 + in.below(4); c < n; ++c) {
@@ -82,6 +88,18 @@ inline void check_observer(const std::uint8_t* data, std::size_t size) {
         if (!(again == spec)) defect("the export spec changed through its JSON:\n" + spec.to_json());
         (void)spec.report();
         (void)spec.to_python();
+    } catch (const yobx::error&) {
+    }
+    // The fills checked on a model that returns its first tensor argument (absent: nothing).
+    try {
+        for (const auto& a : obs.check_fills([](const ObsValue& call) {
+                 for (const auto& v : call[0].items())
+                     if (v.is_tensor()) return v;
+                 for (const auto& kv : call[1].dict())
+                     if (kv.second.is_tensor()) return kv.second;
+                 return ObsValue();
+             }))
+            (void)a.to_string();
     } catch (const yobx::error&) {
     }
     try {

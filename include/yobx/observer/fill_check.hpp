@@ -103,10 +103,12 @@ std::vector<AbsentInput> InputObserverInfo<T>::check_fills(Runner&& runner, doub
         return std::nullopt;
     };
     // An input value_if_missing supplies (and fill_if_missing does not) keeps that value: checked, not replaced.
-    for (const auto& [key, c] : absent)
+    for (const auto& entry : absent) {  // (not a structured binding: clang 14 cannot capture one)
+        const std::string& key = entry.first;
         if (!fills_.contains(key) &&
             std::any_of(inputs_.begin(), inputs_.end(), [&](const auto& x) { return x.is_filled(key); }))
             fills_.emplace(key, FillState{.user = true, .by_value = true});
+    }
     // Each input in argument order; a second round when a later choice may have changed an earlier result.
     for (int round = 0; round < 2; ++round) {
         bool changed = false, failed = false;
