@@ -274,3 +274,17 @@ TEST_CASE("check_fills: a value_if_missing input is checked, a runner that fails
     const auto failing = obs.check_fills([](const V&) -> V { throw yobx::runtime_error("no kernel"); });
     CHECK(failing[0].reasons == std::vector<std::string>{"the model fails on the call as made: no kernel"});
 }
+
+TEST_CASE("check_fills runs the model on clones: a model that writes into its inputs changes no recorded call") {
+    Obs obs = observe_bert(Obs());
+    const auto before = values(obs.infer_arguments(1)["input_ids"]);
+    const auto writer = [](const V& call) {
+        V out = masked_mean(call[0].items(), call[1].dict());
+        T ids = call[0].items()[0].tensor();
+        for (float& x : ids.values<float>()) x = 99;  // a cache updated in place, say
+        return out;
+    };
+    (void)obs.check_fills(writer);
+    CHECK(values(obs.infer_arguments(1)["input_ids"]) == before);
+    CHECK(values(obs.info().observed_arguments(0)[0].items()[0]) == "0 1 2 3 4 5 6 0 1 2");
+}
