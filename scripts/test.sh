@@ -39,7 +39,9 @@ run_preset() {
     [ "$preset" = clang ] && compiler=clang++
     echo "== preset $preset (Debian $release, $($compiler --version | head -1))"
     mkdir -p build
-    local extra=(-DYOBX_REQUIRE_ONNX=ON "$@")
+    # everything ON: a missing test dependency fails the configure, it is not skipped
+    local extra=(-DYOBX_REQUIRE_ONNX=ON -DYOBX_BUILD_TESTS=ON -DYOBX_BUILD_EXAMPLES=ON "$@")
+    [ "$preset" = asan ] || extra+=(-DYOBX_BUILD_BENCHMARKS=ON)
     [ "$release" = trixie ] && extra+=(-DYOBX_REQUIRE_TORCH_EXPORT=ON)
     cmake --preset "$preset" "${extra[@]}" > "build/$preset.configure.log" 2>&1 || { cat "build/$preset.configure.log"; exit 1; }
     cmake --build --preset "$preset" -j"$jobs"

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Builds the consumer project against yobx in one of three ways and runs it.
-#   check.sh install|subdirectory|vendored <yobx source dir> <work dir>
+#   check.sh install|minimal|required|subdirectory|vendored <yobx source dir> <work dir>
+# minimal: the README's two install commands, on a machine that has only CMake, a compiler and
+# Boost (every other package hidden from find_package): the tests, examples and benchmarks are
+# skipped with one line each. required: the same machine asked for the tests fails clearly.
 set -euo pipefail
 mode=$1 src=$(cd "$2" && pwd) work=$3
 here=$(cd "$(dirname "$0")" && pwd)
@@ -13,6 +16,21 @@ case "$mode" in
           -DYOBX_BUILD_BENCHMARKS=OFF -DCMAKE_INSTALL_PREFIX="$work/prefix" > "$work/log" 2>&1
     cmake --install "$work/yobx-build" >> "$work/log" 2>&1
     test -f "$work/prefix/share/cmake/yobx/yobxConfigVersion.cmake"
+    cmake -S "$here" -B "$work/build" -DCMAKE_PREFIX_PATH="$work/prefix" >> "$work/log" 2>&1
+    ;;
+  minimal|required)
+    hidden=()
+    for package in doctest benchmark Python3 Torch Protobuf ONNX; do hidden+=(-DCMAKE_DISABLE_FIND_PACKAGE_$package=ON); done
+    if [ "$mode" = required ]; then
+        if cmake -S "$src" -B "$work/yobx-build" "${hidden[@]}" -DYOBX_BUILD_TESTS=ON > "$work/log" 2>&1; then
+            echo "the configure passed without doctest"; exit 1
+        fi
+        tr -s ' \n' ' ' < "$work/log" | grep -o 'yobx: YOBX_BUILD_TESTS=ON needs doctest[^,]*, not found'
+        exit 0
+    fi
+    cmake -S "$src" -B "$work/yobx-build" "${hidden[@]}" > "$work/log" 2>&1 || { cat "$work/log"; exit 1; }
+    grep 'yobx: .* skipped' "$work/log"
+    cmake --install "$work/yobx-build" --prefix "$work/prefix" >> "$work/log" 2>&1 || { cat "$work/log"; exit 1; }
     cmake -S "$here" -B "$work/build" -DCMAKE_PREFIX_PATH="$work/prefix" >> "$work/log" 2>&1
     ;;
   subdirectory)
