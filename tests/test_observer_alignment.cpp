@@ -76,21 +76,23 @@ TEST_CASE("two calls with different constant values cannot be exported as one gr
     f({tensor({2})}, {{"add", true}});
     f({tensor({3})}, {});
     CHECK(error_of<yobx::runtime_error>([&] { obs.infer_dynamic_shapes(); }) ==
-          "Two calls were made with different constant values, {} != {'add': True}");
+          "Two calls were made with different constant values, {} != {'add': True} (calls 0 and 1 differ in 'add': True "
+          "vs absent (default False))");
     // The same for a scalar passed by position.
     Obs pos;
     auto g = pos.wrap([](const T& x, bool) { return x; }, Signature{param("x"), param("add", false)});
     g(tensor({2}), true);
     g(tensor({3}), false);
     CHECK(error_of<yobx::runtime_error>([&] { pos.infer_dynamic_shapes(); }) ==
-          "Two calls were made with different constant values, {} != {'add': True}");
+          "Two calls were made with different constant values, {} != {'add': True} (calls 0 and 1 differ in 'add': True "
+          "vs absent (default False))");
     // A scalar passed by position to a parameter without a default is compared as passed.
     Obs required;
     auto h = required.wrap([](const T& x, std::int64_t) { return x; }, Signature{param("x"), param("n")});
     h(tensor({2}), std::int64_t{3});
     h(tensor({3}), std::int64_t{4});
     CHECK(error_of<yobx::runtime_error>([&] { required.infer_dynamic_shapes(); }) ==
-          "Two calls were made with different constant values, {'n': 4} != {'n': 3}");
+          "Two calls were made with different constant values, {'n': 4} != {'n': 3} (calls 0 and 1 differ in 'n': 3 vs 4)");
 }
 
 TEST_CASE("constants binding: a constant passed by position in one call and by keyword in another is the same") {
@@ -112,7 +114,8 @@ TEST_CASE("constants binding: a constant passed by position in one call and by k
     h({tensor({2}), false}, {});
     h({tensor({3})}, {{"add", true}});
     CHECK(error_of<yobx::runtime_error>([&] { other.infer_dynamic_shapes(); }) ==
-          "Two calls were made with different constant values, {} != {'add': False}");
+          "Two calls were made with different constant values, {} != {'add': False} (calls 0 and 1 differ in 'add': False "
+          "vs absent (default True))");
 }
 
 TEST_CASE("ints inside a container that differ between calls are the constants error naming their path") {
@@ -122,23 +125,25 @@ TEST_CASE("ints inside a container that differ between calls are the constants e
     f({tensor({2}), V::list({V::tuple({V(std::int64_t{4}), V(std::int64_t{6})})})}, {});
     f({tensor({3}), V::list({V::tuple({V(std::int64_t{4}), V(std::int64_t{8})})})}, {});
     CHECK(error_of<yobx::runtime_error>([&] { obs.infer_dynamic_shapes(); }) ==
-          "Two calls were made with different constant values, {'image_shapes[0][1]': 8} != {'image_shapes[0][1]': 6} "
-          "(torch.export specializes the ints, floats and strings inside an input)");
+          "Two calls were made with different constant values, {'image_shapes[0][1]': 8} != {'image_shapes[0][1]': 6} (calls 0 and 1 differ in "
+          "'image_shapes[0][1]': 6 vs 8; "
+          "torch.export specializes the ints, floats and strings inside an input)");
     // In a dict next to tensors, in an item of *args, by keyword.
     Obs dict;
     auto g = dict.wrap(first_tensor, Signature{param("x"), var_args("rest"), var_kwargs("kw")});
     g({tensor({2}), V::dict({{"t", tensor({2})}, {"scale", 0.5}})}, {{"opt", V::dict({{"t", tensor({2})}, {"mode", "a"}})}});
     g({tensor({3}), V::dict({{"t", tensor({3})}, {"scale", 0.5}})}, {{"opt", V::dict({{"t", tensor({3})}, {"mode", "b"}})}});
     CHECK(error_of<yobx::runtime_error>([&] { dict.infer_dynamic_shapes(); }) ==
-          "Two calls were made with different constant values, {\"opt['mode']\": 'b'} != {\"opt['mode']\": 'a'} "
-          "(torch.export specializes the ints, floats and strings inside an input)");
+          "Two calls were made with different constant values, {\"opt['mode']\": 'b'} != {\"opt['mode']\": 'a'} (calls 0 and 1 differ in "
+          "\"opt['mode']\": 'a' vs 'b'; "
+          "torch.export specializes the ints, floats and strings inside an input)");
     Obs var;
     auto h = var.wrap(first_tensor, Signature{param("x"), var_args("rest")});
     h({tensor({2}), V::list({tensor({2}), V(std::int64_t{1})})}, {});
     h({tensor({3}), V::list({tensor({3}), V(std::int64_t{2})})}, {});
     CHECK(error_of<yobx::runtime_error>([&] { var.infer_dynamic_shapes(); }) ==
-          "Two calls were made with different constant values, {'rest[0][1]': 2} != {'rest[0][1]': 1} "
-          "(torch.export specializes the ints, floats and strings inside an input)");
+          "Two calls were made with different constant values, {'rest[0][1]': 2} != {'rest[0][1]': 1} (calls 0 and 1 differ in 'rest[0][1]': 1 vs 2; "
+          "torch.export specializes the ints, floats and strings inside an input)");
     // Equal values, and an absent argument, are fine.
     Obs ok;
     auto k = ok.wrap(first_tensor, Signature{param("x"), param("image_shapes", yobx::none)});

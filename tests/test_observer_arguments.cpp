@@ -116,7 +116,8 @@ TEST_CASE("infer_arguments completes arguments given by the caller") {
     CHECK(obs.infer_arguments(V::tuple({tensor({5})})).repr() ==
           "{'x': Tensor(shape=[5], dtype=float32), 'y': Tensor(shape=[5, 3], dtype=float32)}");
     CHECK(error_of<yobx::runtime_error>([&] { obs.infer_arguments(V::dict({{"x", tensor({7})}, {"add", true}})); }) ==
-          "Two calls were made with different constant values, {'add': True} != {}");
+          "Two calls were made with different constant values, {'add': True} != {} (the arguments given and call 0 differ in "
+          "'add': True vs absent (default False))");
     CHECK(error_of<yobx::value_error>([&] { obs.infer_arguments(V(tensor({1}))); }) ==
           "Unexpected type Tensor for index_or_args_or_kwargs.");
     CHECK(error_of<yobx::runtime_error>([&] {

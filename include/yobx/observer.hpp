@@ -38,6 +38,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -135,10 +136,14 @@ public:
         /// empty_largest_dynamic()): used by infer_arguments(i), the replay and the export
         /// arguments; takes precedence over value_if_missing for the calls that did not pass it.
         FillIfMissing<T> fill_if_missing{};
+        /// Where warnings are written as they happen (see warnings()); nullptr: nowhere.
+        std::ostream* log = nullptr;
     };
 
     InputObserver() : InputObserver(Options{}) {}
-    explicit InputObserver(Options options) : state_(std::make_shared<State>()), options_(std::move(options)) {}
+    explicit InputObserver(Options options) : state_(std::make_shared<State>()), options_(std::move(options)) {
+        state_->log = options_.log;
+    }
 
     /// A callable that records (while fewer than store_n_calls calls were recorded by it, on top of
     /// those already stored) and then calls f. f is either a function on Values,
@@ -152,13 +157,19 @@ public:
         Recorder rec = recorder(std::move(signature), store_n_calls);
         if constexpr (std::is_invocable_v<F&, Args<T>, Kwargs<T>>) {
             return [f = std::move(f), rec](Args<T> args, Kwargs<T> kwargs = {}) mutable -> decltype(auto) {
-                if (rec.passes_through()) return std::invoke(f, std::move(args), std::move(kwargs));
+                if (rec.passes_through()) {
+                    rec.drop();
+                    return std::invoke(f, std::move(args), std::move(kwargs));
+                }
                 return rec.record(Args<T>(args), Kwargs<T>(kwargs),
                                   [&]() -> decltype(auto) { return std::invoke(f, std::move(args), std::move(kwargs)); });
             };
         } else {
             return [f = std::move(f), rec](auto&&... a) mutable -> decltype(auto) {
-                if (rec.passes_through()) return std::invoke(f, std::forward<decltype(a)>(a)...);
+                if (rec.passes_through()) {
+                    rec.drop();
+                    return std::invoke(f, std::forward<decltype(a)>(a)...);
+                }
                 auto [args, kwargs] = typed_call(a...);
                 return rec.record(std::move(args), std::move(kwargs),
                                   [&]() -> decltype(auto) { return std::invoke(f, std::forward<decltype(a)>(a)...); });
@@ -191,6 +202,22 @@ public:
         });
     }
 
+    /// What makes a result unusable, or not what the user wants, as it stands: constants that differ
+    /// between calls (said when the later call was recorded), calls made after store_n_calls was
+    /// reached (not recorded), a single recorded call (every dimension static), a dynamic dimension
+    /// only ever 0 or 1. Each is also written to Options::log when it happens (the last two at
+    /// the first inference or warnings() that sees them).
+    std::vector<std::string> warnings() {
+        std::lock_guard lock(state_->mutex);
+        std::vector<std::string> out;
+        if (state_->info) out = state_->info->recorded_warnings();
+        if (const std::size_t n = state_->dropped.load(std::memory_order_relaxed))
+            out.push_back(dropped_warning(n));
+        if (state_->info)
+            for (auto& w : state_->info->result_warnings()) out.push_back(std::move(w));
+        return out;
+    }
+
     /// The number of recorded calls.
     std::size_t num_obs() const {
         std::lock_guard lock(state_->mutex);
@@ -208,6 +235,7 @@ public:
     ///   observer.infer_dynamic_shapes({.set_batch_dimension_for = {"input_ids"}, .dim_names = true});
     DynamicShapes infer_dynamic_shapes(const DynamicShapesOptions& options = {}) {
         std::lock_guard lock(state_->mutex);
+        if (options_.log && options.set_batch_dimension_for.empty()) (void)checked_info().result_warnings();  // logged once
         return checked_info().infer_dynamic_shapes(options);
     }
 
@@ -216,7 +244,7 @@ public:
     ///   std::cout << spec.report();
     ExportSpec infer_export_spec(const DynamicShapesOptions& options = {}) {
         std::lock_guard lock(state_->mutex);
-        return checked_info().infer_export_spec(options);
+        return with_dropped(checked_info().infer_export_spec(options));
     }
 
     /// The same, after check_fills(runner): the report says which fills reproduce the calls.
@@ -226,7 +254,7 @@ public:
     ExportSpec infer_export_spec(Runner&& runner, const DynamicShapesOptions& options = {}) {
         std::lock_guard lock(state_->mutex);
         checked_info().check_fills(std::forward<Runner>(runner));
-        return checked_info().infer_export_spec(options);
+        return with_dropped(checked_info().infer_export_spec(options));
     }
 
     /// Runs the model (runner, as check_discrepancies calls it) on each call with an absent input,
@@ -340,6 +368,9 @@ private:
     struct State {
         std::mutex mutex;
         std::atomic<std::size_t> reserved{0};  // recorded calls plus those being recorded
+        alignas(64) std::atomic<std::size_t> dropped{0};  // calls made after the limit (see Recorder::drop)
+        alignas(64) std::ostream* log = nullptr;          // aligned: the counter's cache line is its own
+        std::mutex log_mutex;
         std::optional<InputObserverInfo<T>> info;
     };
 
@@ -350,12 +381,27 @@ private:
         std::size_t limit = 0;
 
         bool passes_through() const noexcept { return state->reserved.load(std::memory_order_relaxed) >= limit; }
+        // A call not recorded: counted up to drop_cap (a relaxed load and store, not a read-modify-write,
+        // on a cache line of its own, to keep the pass-through path as cheap as a direct call:
+        // concurrent callers may miss a count; past the cap it is a load only), the first one logged.
+        void drop() const {
+            const std::size_t n = state->dropped.load(std::memory_order_relaxed);
+            if (n >= drop_cap) return;
+            state->dropped.store(n + 1, std::memory_order_relaxed);
+            if (n == 0 && state->log) {
+                std::lock_guard lock(state->log_mutex);  // not `mutex`: a runner of check_fills may call us
+                *state->log << "yobx::InputObserver warning: " << dropped_warning(1) << '\n';
+            }
+        }
 
         template <class Call>
         decltype(auto) record(Args<T> args, Kwargs<T> kwargs, Call&& call) {
             std::size_t n = state->reserved.load(std::memory_order_relaxed);
             do {
-                if (n >= limit) return call();
+                if (n >= limit) {
+                    drop();
+                    return call();
+                }
             } while (!state->reserved.compare_exchange_weak(n, n + 1, std::memory_order_relaxed));
             // Reserved: a failure below (a bad call, or the function throwing) gives the place back.
             struct Release {
@@ -395,6 +441,7 @@ private:
         std::lock_guard lock(state_->mutex);
         if (!state_->info) {
             state_->info.emplace(std::move(signature), options_.value_if_missing, options_.fill_if_missing);
+            state_->info->set_log(options_.log);
         } else if (!(state_->info->signature() == signature)) {
             throw value_error("InputObserver: this observer already records a function with signature " +
                               state_->info->signature().to_string() + ", not " + signature.to_string());
@@ -402,7 +449,18 @@ private:
         return Recorder{state_, &*state_->info, store_n_calls + state_->reserved.load()};
     }
 
-    InputObserverInfo<T>& checked_info() const {
+    ExportSpec with_dropped(ExportSpec spec) const {
+        if (const std::size_t n = state_->dropped.load(std::memory_order_relaxed)) spec.warnings.push_back(dropped_warning(n));
+        return spec;
+    }
+
+        static constexpr std::size_t drop_cap = 1000;
+    static std::string dropped_warning(std::size_t n) {
+        return (n >= drop_cap ? std::to_string(drop_cap) + " or more" : std::to_string(n)) + " call(s) made after store_n_calls calls were recorded were not recorded (give "
+               "wrap or observe a larger store_n_calls to record them)";
+    }
+
+        InputObserverInfo<T>& checked_info() const {
         if (!state_->info) throw runtime_error("No inputs were captured.");
         return *state_->info;
     }

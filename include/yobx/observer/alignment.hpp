@@ -107,7 +107,7 @@ void InputObserverInfo<T>::align_inputs_none_values() {
     captured_.clear();
     for (auto& c : inputs_) c.reset_alignment();
     try {
-        for (auto& c : inputs_) align_with(c);
+        for (std::size_t i = 0; i < inputs_.size(); ++i) align_with(inputs_[i], i);
         check_aligned_sizes(inputs_);
         record_shapes();
     } catch (...) {
@@ -217,11 +217,45 @@ Kwargs<T> InputObserverInfo<T>::bound_constants(const InputCandidate<T>& c) cons
     return order_kwargs(std::move(out));
 }
 
+// "calls 0 and 2 differ in 'scale': absent (default 1.0) vs 0.5", the calls in increasing order
+// (`a` nullopt: the arguments given to infer_arguments).
 template <class T>
-void InputObserverInfo<T>::align_with(InputCandidate<T>& c) {
+std::string InputObserverInfo<T>::constants_difference(std::optional<std::size_t> a, const Kwargs<T>& in_a,
+                                                       std::size_t b, const Kwargs<T>& in_b) const {
+    const bool swap = a && *a > b;
+    const Kwargs<T>& first = swap ? in_b : in_a;
+    const Kwargs<T>& second = swap ? in_a : in_b;
+    const auto value = [&](const Kwargs<T>& kw, const std::string& k) {
+        if (const auto it = kw.find(k); it != kw.end()) return it->second.repr();
+        const auto d = defaults_.find(k);
+        return d == defaults_.end() ? std::string("absent") : "absent (default " + d->second.repr() + ")";
+    };
+    std::vector<std::string> keys;
+    for (const Kwargs<T>* kw : {&first, &second})
+        for (const auto& entry : *kw)
+            if (std::find(keys.begin(), keys.end(), entry.first) == keys.end()) keys.push_back(entry.first);
+    std::string out = !a ? "the arguments given and call " + std::to_string(b)
+                         : "calls " + std::to_string(swap ? b : *a) + " and " + std::to_string(swap ? *a : b);
+    out += " differ in ";
+    bool any = false;
+    for (const auto& k : keys) {
+        const std::string x = value(first, k), y = value(second, k);
+        const auto fx = first.find(k), sy = second.find(k);
+        if (fx != first.end() && sy != second.end() && detail::python_equal(fx->second, sy->second)) continue;
+        if (any) out += ", ";
+        out += detail::repr_string(k);
+        out += ": " + x + " vs " + y;
+        any = true;
+    }
+    return out;
+}
+
+template <class T>
+void InputObserverInfo<T>::align_with(InputCandidate<T>& c, std::optional<std::size_t> index) {
     const InputCandidate<T>& best = inputs_[best_];
     if (const Kwargs<T> mine = bound_constants(c), theirs = bound_constants(best); !detail::python_equal(mine, theirs))
-        throw detail::different_constants(mine, theirs);
+        throw detail::different_constants(mine, theirs,
+                                          " (" + constants_difference(index, mine, best_, theirs) + ")");
     std::vector<std::optional<T>> flat;
     flat.reserve(best.size());
     for (const Slot& s : slots_) {
@@ -229,8 +263,10 @@ void InputObserverInfo<T>::align_with(InputCandidate<T>& c) {
         // A scalar passed by position to a parameter without a non-None default: compared as passed.
         if (s.positional && !s.varargs && v && v->is_scalar() && !defaults_.contains(s.name)) {
             const V& b = best.args()[s.position];
-            if (b.is_scalar() && !detail::python_equal(*v, b))
-                throw detail::different_constants<T>({{s.name, *v}}, {{s.name, b}});
+            if (b.is_scalar() && !detail::python_equal(*v, b)) {
+                const Kwargs<T> mine{{s.name, *v}}, theirs{{s.name, b}};
+                throw detail::different_constants<T>(mine, theirs, " (" + constants_difference(index, mine, best_, theirs) + ")");
+            }
         }
         // Ints, floats, strings inside a container: torch.export specializes them, never drop them.
         if (v && (v->kind() == V::Kind::list || v->kind() == V::Kind::tuple || v->kind() == V::Kind::dict ||
@@ -239,10 +275,13 @@ void InputObserverInfo<T>::align_with(InputCandidate<T>& c) {
             const std::string path =
                 s.varargs ? s.name + "[" + std::to_string(s.position - sig_.num_positional()) + "]" : s.name;
             if (b && !b->is_none())
-                if (auto d = detail::constant_difference(*v, *b, path))
+                if (auto d = detail::constant_difference(*v, *b, path)) {
+                    const Kwargs<T> mine{{std::get<0>(*d), std::get<1>(*d)}}, theirs{{std::get<0>(*d), std::get<2>(*d)}};
                     throw detail::different_constants<T>(
-                        {{std::get<0>(*d), std::get<1>(*d)}}, {{std::get<0>(*d), std::get<2>(*d)}},
-                        " (torch.export specializes the ints, floats and strings inside an input)");
+                        mine, theirs,
+                        " (" + constants_difference(index, mine, best_, theirs) +
+                            "; torch.export specializes the ints, floats and strings inside an input)");
+                }
         }
         std::vector<T> tensors = v ? tree_leaves(*v) : std::vector<T>{};
         const std::size_t n = tensors.size();

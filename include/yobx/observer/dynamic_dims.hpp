@@ -461,4 +461,40 @@ ordered_dict<DynamicShapes> InputObserverInfo<T>::post_process_for_kwargs(ordere
     return out;
 }
 
+template <class T>
+std::vector<std::string> InputObserverInfo<T>::result_warnings() {
+    std::vector<std::string> out;
+    if (inputs_.size() == 1) {
+        out.push_back("only one call was recorded: with no set_batch_dimension_for every dimension is static "
+                      "(infer_dynamic_shapes gives {} for every input), which is usually incorrect; record calls with "
+                      "different sizes, or pass set_batch_dimension_for");
+    } else if (!inputs_.empty()) {
+        std::vector<std::vector<std::int64_t>> dims;
+        try {
+            dims = infer_dynamic_dimensions();
+        } catch (const error& e) {  // the calls cannot be aligned: every inference will say why
+            if (warnings_.empty()) out.push_back(std::string("the inference will fail: ") + e.what());
+        }
+        const auto names = dims.empty() ? std::vector<std::string>{} : flat_names();
+        for (std::size_t f = 0; f < dims.size(); ++f)
+            for (const std::int64_t axis : dims[f]) {
+                std::string sizes;
+                bool small = true;
+                for (const auto& v : observed_sizes(f, axis)) {
+                    if (!v) continue;
+                    small = small && *v <= 1;
+                    if (!sizes.empty()) sizes += ", ";
+                    sizes += std::to_string(*v);
+                }
+                if (small && !sizes.empty())
+                    out.push_back(names[f] + " axis " + std::to_string(axis) + " is dynamic but was only ever 0 or 1 (" +
+                                  sizes + "): torch.export specializes both sizes, so nothing tells it the dimension "
+                                  "is dynamic; record calls with larger sizes, or export with infer_export_arguments()");
+            }
+    }
+    for (const auto& w : out)
+        if (logged_.insert(w).second && log_) *log_ << "yobx::InputObserver warning: " << w << '\n';
+    return out;
+}
+
 }  // namespace yobx

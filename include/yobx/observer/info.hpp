@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <ostream>
 #include <set>
 #include <span>
 #include <string>
@@ -133,6 +134,17 @@ public:
     /// parameter). `*args` and `**kwargs` cannot be removed; a name present in no call is
     /// ignored, unless no name given is present in any call (value_error, as the reference).
     void remove_inputs(const std::vector<ArgRef>& inputs);
+
+    /// What a user should know about the recorded calls, as it happened (constants that differ
+    /// between calls) and as the results stand (see InputObserver::warnings).
+    const std::vector<std::string>& recorded_warnings() const noexcept { return warnings_; }
+    /// Adds a warning (once) and writes it to the log stream, if any.
+    void warn(std::string message);
+    /// Where warnings are written as they happen (nullptr: nowhere).
+    void set_log(std::ostream* log) noexcept { log_ = log; }
+    /// The warnings about the results: one call only (every dimension static without
+    /// set_batch_dimension_for), a dynamic dimension only ever 0 or 1. Logged once each.
+    std::vector<std::string> result_warnings();
 
     const Signature& signature() const noexcept { return sig_; }
     const ValueIfMissing<T>& value_if_missing() const noexcept { return value_if_missing_; }
@@ -249,7 +261,9 @@ private:
     std::vector<Slot> make_slots(const InputCandidate<T>& best) const;
     const V* lookup(const InputCandidate<T>& c, const Slot& s) const;
     Kwargs<T> bound_constants(const InputCandidate<T>& c) const;
-    void align_with(InputCandidate<T>& c);
+    void align_with(InputCandidate<T>& c, std::optional<std::size_t> index = std::nullopt);
+    std::string constants_difference(std::optional<std::size_t> a, const Kwargs<T>& in_a, std::size_t b,
+                                     const Kwargs<T>& in_b) const;
     void check_aligned_sizes(std::span<const InputCandidate<T>> cands) const;
     void record_shapes();
     std::size_t slot_of(std::size_t flat) const { return flat_slot_[flat]; }
@@ -311,6 +325,9 @@ private:
     Signature sig_;
     ValueIfMissing<T> value_if_missing_;
     std::map<std::string, FillState> fills_;  // by slot key
+    std::vector<std::string> warnings_;
+    std::set<std::string> logged_;  // the result warnings already written to log_
+    std::ostream* log_ = nullptr;
     Kwargs<T> defaults_;  // non-None defaults, by name
     std::vector<InputCandidate<T>> inputs_;
     std::vector<TreeSpec> outputs_specs_;

@@ -134,6 +134,20 @@ void InputObserverInfo<T>::add(InputCandidate<T> candidate, TreeSpec output_spec
     flat_outputs_.push_back(std::move(flat_output));
     latencies_.push_back(latency);
     refresh();
+    // Constants that differ from the first call's: said now, refused at inference (as the seed does).
+    const std::size_t n = inputs_.size() - 1;
+    if (const Kwargs<T> mine = bound_constants(inputs_[n]), first = bound_constants(inputs_[0]);
+        n > 0 && !detail::python_equal(mine, first))
+        warn(constants_difference(n, mine, 0, first) +
+             ": infer_dynamic_shapes and infer_arguments will refuse them (torch.export takes one value of a "
+             "constant; make the calls with the same constants, or observe each setting with its own observer)");
+}
+
+template <class T>
+void InputObserverInfo<T>::warn(std::string message) {
+    if (std::find(warnings_.begin(), warnings_.end(), message) != warnings_.end()) return;
+    if (log_) *log_ << "yobx::InputObserver warning: " << message << '\n';
+    warnings_.push_back(std::move(message));
 }
 
 template <class T>

@@ -79,6 +79,8 @@ ExportSpec InputObserverInfo<T>::infer_export_spec(const DynamicShapesOptions& o
             if (!spec.filled.contains(name)) spec.filled.insert_or_assign(name, std::vector<std::size_t>{});
             spec.filled.find(name)->second.push_back(c);
         }
+    for (const auto& w : recorded_warnings()) spec.warnings.push_back(w);
+    if (inputs_.size() == 1 && o.set_batch_dimension_for.empty()) spec.warnings.push_back(result_warnings().front());
     spec.absent = absent_inputs();
     for (const auto& a : spec.absent)
         if (a.checked && !a.failing.empty())
