@@ -54,9 +54,9 @@ template <class S>
 inline constexpr bool enable_keyword_arguments = false;
 
 /// Restores a swapped forward slot when it goes out of scope (see InputObserver::observe).
-class ObservationScope {
+class [[nodiscard]] ObservationScope {
 public:
-    explicit ObservationScope(std::function<void()> restore) : restore_(std::move(restore)) {}
+    [[nodiscard]] explicit ObservationScope(std::function<void()> restore) : restore_(std::move(restore)) {}
     ObservationScope(const ObservationScope&) = delete;
     ObservationScope& operator=(const ObservationScope&) = delete;
     ObservationScope(ObservationScope&& other) noexcept : restore_(std::exchange(other.restore_, nullptr)) {}

@@ -35,7 +35,7 @@ class [[nodiscard]] PatchGuard {
 public:
     /// Applies `patches` in order, each after its dependencies. With a `log`
     /// stream, prints one line per patch applied and undone.
-    explicit PatchGuard(const PatchDetails& patches, std::ostream* log = nullptr) : log_(log) {
+    [[nodiscard]] explicit PatchGuard(const PatchDetails& patches, std::ostream* log = nullptr) : log_(log) {
         std::vector<PatchInfo> order;
         for (const auto& p : patches) schedule(p, order);
         for (const auto& p : order) details_.append(p);  // a refid twice throws before anything is applied
