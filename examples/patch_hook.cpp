@@ -48,7 +48,7 @@ double leaky_relu(double x) {
 
 int main() {
     // The name and both sources come from YOBX_PATCH_SOURCE.
-    yobx::PatchInfo patch = yobx::PatchInfo::make(&leaky_relu, activation, "relu", "user");
+    yobx::PatchInfo patch = yobx::PatchInfo::make(&leaky_relu, activation, {.original = "relu", .family = "user"});
 
     std::cout << "before: forward(-1) = " << forward(-1) << "\n";
     yobx::PatchDetails details;

@@ -172,7 +172,7 @@ TEST_CASE("unified_diff marks a last line without a newline as GNU diff does (is
 
 TEST_CASE("PatchInfo::make swaps a function pointer and takes its name and sources from YOBX_PATCH_SOURCE") {
     scale = &double_it;
-    PatchInfo p = PatchInfo::make(&triple_it, scale, "double_it", "test");
+    PatchInfo p = PatchInfo::make(&triple_it, scale, {.original = "double_it", .family = "test"});
     CHECK(p.name() == "triple_it");
     CHECK(p.original_name() == "double_it");
     CHECK(p.family() == "test");
@@ -194,14 +194,14 @@ TEST_CASE("PatchInfo::make swaps a function pointer and takes its name and sourc
 
 TEST_CASE("PatchInfo::make swaps a std::function and a plain value") {
     hook = &double_it;
-    PatchInfo p = PatchInfo::make(&triple_it, hook, "double_it", "test");
+    PatchInfo p = PatchInfo::make(&triple_it, hook, {.original = "double_it", .family = "test"});
     CHECK(p.original_source()->name == "double_it");  // found through std::function::target
     p.apply();
     CHECK(hook(2) == 6);
     p.undo();
     CHECK(hook(2) == 4);
 
-    PatchInfo flag = PatchInfo::make(true, fast_path, "fast_path", "config", "enable_fast_path");
+    PatchInfo flag = PatchInfo::make(true, fast_path, {.original = "fast_path", .family = "config", .name = "enable_fast_path"});
     CHECK_FALSE(flag.original_source());
     flag.apply();
     CHECK(fast_path);
@@ -210,9 +210,9 @@ TEST_CASE("PatchInfo::make swaps a std::function and a plain value") {
 }
 
 TEST_CASE("PatchInfo::make without a source needs a name") {
-    CHECK(error_of<yobx::value_error>([] { (void)PatchInfo::make(&halve_it, scale, "double_it", "test"); }) ==
+    CHECK(error_of<yobx::value_error>([] { (void)PatchInfo::make(&halve_it, scale, {.original = "double_it", .family = "test"}); }) ==
           "PatchInfo::make: the replacement of 'double_it' has no name: define it inside YOBX_PATCH_SOURCE or pass a name");
-    CHECK(PatchInfo::make(&halve_it, scale, "double_it", "test", "halve_it").name() == "halve_it");
+    CHECK(PatchInfo::make(&halve_it, scale, {.original = "double_it", .family = "test", .name = "halve_it"}).name() == "halve_it");
 }
 
 TEST_CASE("applying an applied patch or undoing one that is not applied is an error naming the patch") {
@@ -243,7 +243,7 @@ TEST_CASE("the PatchInfo constructor checks its name and actions; dependencies n
 }
 
 TEST_CASE("make_diff is the unified diff original -> patch, then the dependencies' diffs") {
-    PatchInfo p = PatchInfo::make(&triple_it, scale, "double_it", "test");
+    PatchInfo p = PatchInfo::make(&triple_it, scale, {.original = "double_it", .family = "test"});
     p.set_original_source(double_it_source());
     const std::string own =
         "--- original\n"
@@ -257,7 +257,7 @@ TEST_CASE("make_diff is the unified diff original -> patch, then the dependencie
         " }\n";
     CHECK(p.make_diff() == own);
 
-    PatchInfo dep = PatchInfo::make(&halve_it, scale, "double_it", "test", "halve_it");
+    PatchInfo dep = PatchInfo::make(&halve_it, scale, {.original = "double_it", .family = "test", .name = "halve_it"});
     dep.set_original_source(double_it_source());
     p.add_dependency(dep);
     CHECK(p.make_diff() == own +
@@ -272,9 +272,12 @@ TEST_CASE("make_diff is the unified diff original -> patch, then the dependencie
 
 TEST_CASE("format_diff writes the raw title and the seed's RST section") {
     scale = &double_it;
-    PatchInfo p = PatchInfo::make(&triple_it, scale, "double_it", "test");
+    PatchInfo p = PatchInfo::make(&triple_it, scale, {.original = "double_it", .family = "test"});
     const std::string diff = p.make_diff();
     CHECK(p.format_diff("raw") == "test: double_it -> triple_it\n" + diff);
+    // The format as a type; the names stay for the seed's and JSON's side.
+    CHECK(p.format_diff() == p.format_diff("raw"));
+    CHECK(p.format_diff(yobx::DiffFormat::rst) == p.format_diff("rst"));
     CHECK(p.format_diff("rst") ==
           ".. _patch-test-triple_it:\n"
           "\n"
@@ -340,9 +343,9 @@ Graph traced_graph() {
 
 TEST_CASE("patches_involved_in_graph matches stack frames against each patch's file and lines") {
     scale = &double_it;
-    PatchInfo triple = PatchInfo::make(&triple_it, scale, "double_it", "test");
-    PatchInfo halve = PatchInfo::make(&halve_it, scale, "double_it", "test", "halve_it");  // no source: never involved
-    PatchInfo twice = PatchInfo::make(&double_it, scale, "double_it", "test2");
+    PatchInfo triple = PatchInfo::make(&triple_it, scale, {.original = "double_it", .family = "test"});
+    PatchInfo halve = PatchInfo::make(&halve_it, scale, {.original = "double_it", .family = "test", .name = "halve_it"});  // no source: never involved
+    PatchInfo twice = PatchInfo::make(&double_it, scale, {.original = "double_it", .family = "test2"});
     const Graph g = traced_graph();
     const auto involved = PatchDetails{halve, triple, twice}.patches_involved_in_graph(g);
     REQUIRE(involved.size() == 2);
@@ -433,7 +436,7 @@ TEST_CASE("paths are normalised lexically before the tail rule, POSIX and Window
 
 TEST_CASE("a report matches frames whose paths differ in spelling from __FILE__") {
     scale = &double_it;
-    PatchInfo triple = PatchInfo::make(&triple_it, scale, "double_it", "test");
+    PatchInfo triple = PatchInfo::make(&triple_it, scale, {.original = "double_it", .family = "test"});
     const std::string file(triple_it_source().file);
     const int line = triple_it_source().first_line + 1;
     const std::size_t slash = file.rfind('/') + 1;  // tests/test_patches.cpp -> tests/./test_patches.cpp
@@ -458,7 +461,7 @@ TEST_CASE("a report matches frames whose paths differ in spelling from __FILE__"
 
 TEST_CASE("make_report lists each involved patch with its diff and nodes, as text or RST") {
     scale = &double_it;
-    PatchInfo triple = PatchInfo::make(&triple_it, scale, "double_it", "test");
+    PatchInfo triple = PatchInfo::make(&triple_it, scale, {.original = "double_it", .family = "test"});
     const Graph g = traced_graph();
     const PatchDetails d{triple};
     const std::string t = std::string(triple_it_source().file);
@@ -484,6 +487,7 @@ TEST_CASE("make_report lists each involved patch with its diff and nodes, as tex
     const BareGraph bare{{{{}}, {{{"stack_trace", frame(t, triple_it_source().last_line, "triple_it")}}}}};
     CHECK(d.make_report(bare).ends_with("nodes created inside triple_it (1):\n  node 1: File \"" + t + "\", line " + l2 +
                                         ", in triple_it\n"));
+    CHECK(d.make_report(g, yobx::DiffFormat::rst) == d.make_report(g, "rst"));
     CHECK(error_of<yobx::value_error>([&] { (void)d.make_report(g, "md"); }) ==
           "PatchDetails::make_report: unknown format 'md', expected 'raw' or 'rst'");
 }
@@ -510,9 +514,9 @@ TEST_CASE("PatchGuard restores the patches already applied when one throws") {
     scale = &double_it;
     hook = &double_it;
     fast_path = false;
-    PatchInfo p1 = PatchInfo::make(&triple_it, scale, "double_it", "test");
-    PatchInfo p2 = PatchInfo::make(&triple_it, hook, "double_it", "test_hook");
-    PatchInfo p3 = PatchInfo::make(true, fast_path, "fast_path", "config", "enable_fast_path");
+    PatchInfo p1 = PatchInfo::make(&triple_it, scale, {.original = "double_it", .family = "test"});
+    PatchInfo p2 = PatchInfo::make(&triple_it, hook, {.original = "double_it", .family = "test_hook"});
+    PatchInfo p3 = PatchInfo::make(true, fast_path, {.original = "fast_path", .family = "config", .name = "enable_fast_path"});
     std::vector<std::string> log;
     PatchInfo bad = logging_patch("bad", log, true);
     CHECK(error_of<std::runtime_error>([&] { PatchGuard guard(PatchDetails{p1, p2, p3, bad}); }) == "cannot apply bad");
@@ -535,8 +539,8 @@ TEST_CASE("PatchGuard refuses a patch that is already applied, naming it") {
 
 TEST_CASE("two nested guards over the same target restore correctly, inner first") {
     scale = &double_it;
-    PatchInfo outer_patch = PatchInfo::make(&triple_it, scale, "double_it", "outer");
-    PatchInfo inner_patch = PatchInfo::make(&halve_it, scale, "triple_it", "inner", "halve_it");
+    PatchInfo outer_patch = PatchInfo::make(&triple_it, scale, {.original = "double_it", .family = "outer"});
+    PatchInfo inner_patch = PatchInfo::make(&halve_it, scale, {.original = "triple_it", .family = "inner", .name = "halve_it"});
     {
         PatchGuard outer(PatchDetails{outer_patch});
         CHECK(scale(6) == 18);
@@ -552,8 +556,8 @@ TEST_CASE("two nested guards over the same target restore correctly, inner first
 TEST_CASE("a log stream that throws leaves no target patched (issue 29)") {
     scale = &double_it;
     fast_path = false;
-    PatchInfo p1 = PatchInfo::make(&triple_it, scale, "double_it", "test");
-    PatchInfo p2 = PatchInfo::make(true, fast_path, "fast_path", "config", "enable_fast_path");
+    PatchInfo p1 = PatchInfo::make(&triple_it, scale, {.original = "double_it", .family = "test"});
+    PatchInfo p2 = PatchInfo::make(true, fast_path, {.original = "fast_path", .family = "config", .name = "enable_fast_path"});
     // A log whose writes throw, and a stream that lets the exception out.
     struct FullBuffer : std::streambuf {
         int_type overflow(int_type) override { throw std::runtime_error("the log is full"); }
@@ -572,10 +576,10 @@ TEST_CASE("a log stream that throws leaves no target patched (issue 29)") {
 TEST_CASE("guards over one target destroyed in the wrong order still restore the original (issue 29)") {
     scale = &double_it;
     hook = &double_it;
-    PatchInfo outer_patch = PatchInfo::make(&triple_it, scale, "double_it", "outer");
-    PatchInfo inner_patch = PatchInfo::make(&halve_it, scale, "triple_it", "inner", "halve_it");
-    PatchInfo hook_outer = PatchInfo::make(&triple_it, hook, "double_it", "hook_outer");
-    PatchInfo hook_inner = PatchInfo::make(&halve_it, hook, "triple_it", "hook_inner", "halve_it");
+    PatchInfo outer_patch = PatchInfo::make(&triple_it, scale, {.original = "double_it", .family = "outer"});
+    PatchInfo inner_patch = PatchInfo::make(&halve_it, scale, {.original = "triple_it", .family = "inner", .name = "halve_it"});
+    PatchInfo hook_outer = PatchInfo::make(&triple_it, hook, {.original = "double_it", .family = "hook_outer"});
+    PatchInfo hook_inner = PatchInfo::make(&halve_it, hook, {.original = "triple_it", .family = "hook_inner", .name = "halve_it"});
     {
         std::vector<PatchGuard> guards;  // destroyed front to back: the outer guard first
         guards.emplace_back(PatchDetails{outer_patch, hook_outer});
@@ -596,7 +600,7 @@ TEST_CASE("guards over one target destroyed in the wrong order still restore the
     }  // the vector's own order
     CHECK((scale == &double_it));
     // Three patches, the middle one undone first.
-    PatchInfo third = PatchInfo::make(&double_it, scale, "halve_it", "third", "double_it");
+    PatchInfo third = PatchInfo::make(&double_it, scale, {.original = "halve_it", .family = "third", .name = "double_it"});
     outer_patch.apply();
     inner_patch.apply();
     third.apply();
@@ -614,8 +618,8 @@ TEST_CASE("threads apply and undo patches of their own targets at the same time"
     std::vector<std::thread> threads;
     for (std::size_t t = 0; t < targets.size(); ++t)
         threads.emplace_back([&targets, t] {
-            PatchInfo a = PatchInfo::make(1, targets[t], "zero", "thread" + std::to_string(t), "one");
-            PatchInfo b = PatchInfo::make(2, targets[t], "one", "thread" + std::to_string(t), "two");
+            PatchInfo a = PatchInfo::make(1, targets[t], {.original = "zero", .family = "thread" + std::to_string(t), .name = "one"});
+            PatchInfo b = PatchInfo::make(2, targets[t], {.original = "one", .family = "thread" + std::to_string(t), .name = "two"});
             for (int i = 0; i < 200; ++i) {
                 PatchGuard outer(PatchDetails{a});
                 PatchGuard inner(PatchDetails{b});
@@ -674,7 +678,7 @@ TEST_CASE("with the shipped patches, the broadcast-add model infers [Max(a, c), 
 
 TEST_CASE("apply_patches_for_model applies the user's patches after the shipped ones and prints them when verbose") {
     scale = &double_it;
-    PatchInfo user = PatchInfo::make(&triple_it, scale, "double_it", "user");
+    PatchInfo user = PatchInfo::make(&triple_it, scale, {.original = "double_it", .family = "user"});
     std::ostringstream out;
     {
         auto guard = yobx::apply_patches_for_model({.patches = {user}, .verbose = true, .log = &out});
@@ -713,4 +717,19 @@ TEST_CASE("the shipped patches' diffs show the guard replaced by sym_max") {
           "+    if (policy == BroadcastPolicy::strict) policy = BroadcastPolicy::sym_max;\n"
           "+    return shape::default_infer_size(env, a, b, policy, op, where);\n"
           " }\n");
+}
+
+TEST_CASE("the seed's positional PatchInfo::make still works, deprecated for the named form") {
+    std::function<int(int)> scale = double_it;
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    PatchInfo p = PatchInfo::make(&triple_it, scale, "double_it", "test");
+    PatchInfo named = PatchInfo::make(&halve_it, scale, "double_it", "test", "halve_it");
+#pragma GCC diagnostic pop
+    CHECK(p.title() == PatchInfo::make(&triple_it, scale, {.original = "double_it", .family = "test"}).title());
+    CHECK(named.name() == "halve_it");
+    p.apply();
+    CHECK(scale(2) == 6);
+    p.undo();
+    CHECK(scale(2) == 4);
 }

@@ -130,7 +130,7 @@ inline void check_stack_trace(const std::uint8_t* data, std::size_t size) {
     Graph g{{{"n", {{"stack_trace", t.text}}}}};
     const yobx::SourceText source{"patched", "void patched() {}", p, 100, 200};
     int target = 0;
-    yobx::PatchInfo patch = yobx::PatchInfo::make(1, target, "original", "fuzz", "patched");
+    yobx::PatchInfo patch = yobx::PatchInfo::make(1, target, {.original = "original", .family = "fuzz", .name = "patched"});
     patch.set_patch_source(source);
     bool expected = false;
     for (const auto& f : t.frames) expected = expected || (f.line >= 100 && f.line <= 200 && same_file_model(f.file, p));

@@ -236,28 +236,30 @@ public:
     }
 
     /// A report on the patches involved in `graph`: for each, its title, its
-    /// diff and the nodes it created, as text (`"raw"`) or RST (`"rst"`).
+    /// diff and the nodes it created, as text (DiffFormat::raw) or RST (DiffFormat::rst).
     template <TracedGraph G>
-    std::string make_report(const G& graph, std::string_view format = "raw") const {
-        if (format != "raw" && format != "rst")
-            throw value_error("PatchDetails::make_report: unknown format '" + std::string(format) +
-                              "', expected 'raw' or 'rst'");
+    std::string make_report(const G& graph, DiffFormat format = DiffFormat::raw) const {
         const auto involved = patches_involved_in_graph(graph);
         if (involved.empty()) return "No patch is involved in the graph.\n";
         std::string out = std::to_string(involved.size()) + " patch(es) involved in the graph.\n";
         for (const auto& e : involved) {
             out += "\n";
-            if (format == "raw") {
-                out += e.patch.format_diff("raw");
+            if (format == DiffFormat::raw) {
+                out += e.patch.format_diff(DiffFormat::raw);
                 out += "nodes created inside " + e.patch.name() + " (" + std::to_string(e.nodes.size()) + "):\n";
                 for (const auto& hit : e.nodes) out += "  " + detail::node_label(*hit.node, hit.index) + ": " + hit.frame + "\n";
             } else {
-                out += e.patch.format_diff("rst");
+                out += e.patch.format_diff(DiffFormat::rst);
                 out += "\nNodes created inside ``" + e.patch.name() + "`` (" + std::to_string(e.nodes.size()) + "):\n\n";
                 for (const auto& hit : e.nodes) out += "- ``" + detail::node_label(*hit.node, hit.index) + "``: ``" + hit.frame + "``\n";
             }
         }
         return out;
+    }
+    /// The same with the format's name, "raw" or "rst".
+    template <TracedGraph G>
+    std::string make_report(const G& graph, std::string_view format) const {
+        return make_report(graph, diff_format(format, "PatchDetails::make_report"));
     }
 
 private:

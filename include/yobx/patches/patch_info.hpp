@@ -97,6 +97,24 @@ struct TargetStacks {
 
 }  // namespace detail
 
+/// How a diff or a report is written: text, or reStructuredText.
+enum class DiffFormat { raw, rst };
+
+/// The format named "raw" or "rst"; `where` names the caller in the error.
+inline DiffFormat diff_format(std::string_view name, const char* where) {
+    if (name == "raw") return DiffFormat::raw;
+    if (name == "rst") return DiffFormat::rst;
+    throw value_error(std::string(where) + ": unknown format '" + std::string(name) + "', expected 'raw' or 'rst'");
+}
+
+/// The names PatchInfo::make gives a patch, by member so that they cannot be swapped:
+///   PatchInfo::make(&leaky_relu, activation, {.original = "relu", .family = "user"})
+struct PatchNames {
+    std::string original;   // what the patch replaces (`relu`)
+    std::string family;     // the group it belongs to (`user`, `yobx`, `transformers`)
+    std::string name = {};  // the patch's own name; empty: the replacement's YOBX_PATCH_SOURCE name
+};
+
 /// One patch: a replacement swapped into a target by `apply()` and swapped
 /// back by `undo()` (the seed's `do()` / `undo()`).
 ///
@@ -105,7 +123,7 @@ struct TargetStacks {
 ///   ) YOBX_PATCH_SOURCE_END
 ///
 ///   std::function<double(double)> activation = relu;
-///   yobx::PatchInfo p = yobx::PatchInfo::make(&leaky_relu, activation, "relu", "user");
+///   yobx::PatchInfo p = yobx::PatchInfo::make(&leaky_relu, activation, {.original = "relu", .family = "user"});
 ///   p.apply();   // activation calls leaky_relu
 ///   p.undo();    // activation calls relu again
 ///   std::cout << p.format_diff("raw");
@@ -134,12 +152,30 @@ public:
     /// `target` holds now; a replacement defined elsewhere needs `name`. The
     /// patch keeps a pointer to `target`: the target must outlive its use.
     ///   PatchInfo::make(&patched_broadcast_shapes, shape_hooks.broadcast_shapes,
-    ///                   "default_broadcast_shapes", "yobx")
+    ///                   {.original = "default_broadcast_shapes", .family = "yobx"})
     template <class Target, class Replacement>
         requires std::is_assignable_v<Target&, const Replacement&> && std::is_move_constructible_v<Target> &&
                  std::is_copy_constructible_v<Replacement>
+    static PatchInfo make(Replacement replacement, Target& target, PatchNames names) {
+        return make_named(std::move(replacement), target, std::move(names.original), std::move(names.family),
+                          std::move(names.name));
+    }
+
+    /// The seed's positional form, kept for code written against it: two adjacent strings are
+    /// easy to swap, PatchNames says which is which.
+    template <class Target, class Replacement>
+        requires std::is_assignable_v<Target&, const Replacement&> && std::is_move_constructible_v<Target> &&
+                 std::is_copy_constructible_v<Replacement>
+    [[deprecated("use PatchInfo::make(replacement, target, {.original = ..., .family = ..., .name = ...})")]]
     static PatchInfo make(Replacement replacement, Target& target, std::string original_name, std::string family,
                           std::string name = {}) {
+        return make_named(std::move(replacement), target, std::move(original_name), std::move(family), std::move(name));
+    }
+
+private:
+    template <class Target, class Replacement>
+    static PatchInfo make_named(Replacement replacement, Target& target, std::string original_name, std::string family,
+                                std::string name) {
         auto patch_source = detail::source_of_value(replacement);
         if (name.empty() && patch_source) name = std::string(patch_source->name);
         if (name.empty())
@@ -156,6 +192,8 @@ public:
         p.s_->original_source = detail::source_of_value(target);
         return p;
     }
+
+public:
 
     /// Swaps the replacement in. Applying a patch that is applied is an error.
     void apply() {
@@ -225,20 +263,19 @@ public:
         return diff;
     }
 
-    /// The diff with a title, as text (`"raw"`) or as an RST section (`"rst"`):
-    ///   format_diff("raw")  is  "yobx: default_broadcast_shapes -> patched_broadcast_shapes\n--- original\n..."
-    std::string format_diff(std::string_view format = "raw") const {
+    /// The diff with a title, as text (DiffFormat::raw) or as an RST section (DiffFormat::rst):
+    ///   format_diff()  is  "yobx: default_broadcast_shapes -> patched_broadcast_shapes\n--- original\n..."
+    std::string format_diff(DiffFormat format = DiffFormat::raw) const {
         const std::string diff = make_diff();
-        if (format == "raw") return title() + "\n" + diff;
-        if (format == "rst") {
-            const std::string t = title();
-            std::string out = ".. _" + refid() + ":\n\n" + t + "\n" + std::string(t.size(), '=') +
-                              "\n\n.. code-block:: diff\n    :linenos:\n\n";
-            for (auto line : detail::split_lines(diff)) out += "    " + std::string(line) + "\n";
-            return out;
-        }
-        throw value_error("PatchInfo::format_diff: unknown format '" + std::string(format) + "', expected 'raw' or 'rst'");
+        if (format == DiffFormat::raw) return title() + "\n" + diff;
+        const std::string t = title();
+        std::string out = ".. _" + refid() + ":\n\n" + t + "\n" + std::string(t.size(), '=') +
+                          "\n\n.. code-block:: diff\n    :linenos:\n\n";
+        for (auto line : detail::split_lines(diff)) out += "    " + std::string(line) + "\n";
+        return out;
     }
+    /// The same with the format's name, "raw" or "rst" (as the seed and JSON write it).
+    std::string format_diff(std::string_view format) const { return format_diff(diff_format(format, "PatchInfo::format_diff")); }
 
     /// Two PatchInfo are equal when they are the same patch (copies of one handle).
     friend bool operator==(const PatchInfo& a, const PatchInfo& b) noexcept { return a.s_ == b.s_; }

@@ -49,10 +49,10 @@ inline Shape patched_infer_size(ShapeEnv& env, const Shape& a, const Shape& b, B
 /// diffs are against the default rules.
 inline PatchDetails shipped_patches() {
     PatchInfo broadcast = PatchInfo::make(&patches::patched_broadcast_shapes, shape_hooks.broadcast_shapes,
-                                          "default_broadcast_shapes", "yobx");
+                                          {.original = "default_broadcast_shapes", .family = "yobx"});
     broadcast.set_original_source(shape::default_broadcast_shapes_source());
     PatchInfo infer_size =
-        PatchInfo::make(&patches::patched_infer_size, shape_hooks.infer_size, "default_infer_size", "yobx");
+        PatchInfo::make(&patches::patched_infer_size, shape_hooks.infer_size, {.original = "default_infer_size", .family = "yobx"});
     infer_size.set_original_source(shape::default_infer_size_source());
     return {broadcast, infer_size};
 }
