@@ -10,13 +10,7 @@
 using yobx::ShapeEnv;
 using yobx::SymInt;
 
-using Shape = std::vector<SymInt>;
-
-std::string str(const Shape& shape) {
-    std::string s = "[";
-    for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + shape[i].to_string();
-    return s + "]";
-}
+using yobx::Shape;  // std::vector<SymInt>, printed `[a, b + 1, 3]` by operator<< and to_string
 
 // Multidirectional broadcast of two shapes of the same rank: equal dims, or one is 1.
 Shape broadcast(ShapeEnv& env, const Shape& x, const Shape& y) {
@@ -29,7 +23,7 @@ Shape broadcast(ShapeEnv& env, const Shape& x, const Shape& y) {
         else if (env.evaluate(y[i] == 1))
             out.push_back(x[i]);
         else
-            throw yobx::value_error("shapes " + str(x) + " and " + str(y) + " do not broadcast");
+            throw yobx::value_error("shapes " + to_string(x) + " and " + to_string(y) + " do not broadcast");
     }
     return out;
 }
@@ -59,7 +53,7 @@ int main() {
     std::cout << "\n== draft\n";
     ShapeEnv draft(yobx::ShapeEnvMode::draft);
     const Shape out = model_step(draft);
-    std::cout << "output shape: " << str(out) << "\n";
+    std::cout << "output shape: " << out << "\n";
     std::cout << "runtime asserts:\n";
     for (const auto& r : draft.runtime_asserts()) std::cout << "  " << r.condition << "  (" << r.message << ")\n";
     std::cout << draft.draft_report().to_string();

@@ -2,6 +2,8 @@
 // report and, as it happens, on the log stream.
 #include "observer_support.hpp"
 
+#include <yobx/sym.hpp>
+
 #include <sstream>
 
 TEST_CASE("one recorded call: every dimension static, said") {
@@ -83,4 +85,23 @@ TEST_CASE("calls that cannot be aligned: the warning says the inference will fai
           std::vector<std::string>{"the inference will fail: At least one call to the observed model must contain all "
                                    "the named arguments. Call 1 has ['b'] but call 0, the one with the most tensors, has "
                                    "['a']. Make one call with all of them, or give the missing ones with value_if_missing."});
+}
+
+TEST_CASE("the observer's value types print with operator<< as their repr or to_string") {
+    const auto text = [](const auto& x) {
+        std::ostringstream os;
+        os << x;
+        return os.str();
+    };
+    CHECK(text(yobx::ArgRef("input_ids")) == "'input_ids'");
+    CHECK(text(yobx::ArgRef(2)) == "2");
+    CHECK(text(Signature{param("x"), param("scale", 1.0)}) == "(x, scale=1.0)");
+    CHECK(text(yobx::DefaultValue(true)) == "True");
+    CHECK(text(yobx::Fill<T>::constant(0.5)) == "constant(0.5)");
+    CHECK(text(yobx::DimRelation{.kind = yobx::RelationKind::scale, .dim = "p2", .base = "p4", .constant = 4}) == "p2 = 4*p4");
+    CHECK(text(yobx::AbsentInput{.name = "mask", .calls = {0, 2}, .fill = "ones"}) ==
+          "mask: absent from call(s) 0, 2; fill ones, not checked (give check_fills or infer_export_spec a runner of "
+          "the model)");
+    CHECK(text(yobx::Shape{yobx::SymInt::symbol("a"), 3}) == "[a, 3]");
+    CHECK(yobx::to_string(yobx::Shape{}) == "[]");
 }

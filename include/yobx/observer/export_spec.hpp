@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -56,14 +57,14 @@ struct DimRange {
 /// An input absent from some observed calls: which calls, the fill its replay uses, and what
 /// check_fills found when it ran the model (as made and filled) on those calls.
 struct AbsentInput {
-    std::string name;                   // the argument (`attention_mask`, `*args[1]`)
-    std::vector<std::size_t> calls;     // the calls that did not pass it
-    std::string fill;                   // "automatic", "ones", "value_if_missing", ...
-    bool user = false;                  // the user's fill (fill_if_missing or value_if_missing)
-    bool checked = false;               // check_fills ran the model with it
-    std::vector<std::size_t> failing;   // calls the fill does not reproduce (when checked)
-    std::vector<std::string> reasons;   // why, one per failing call
-    std::vector<std::string> tried;     // the fills check_fills tried, in order
+    std::string name{};                  // the argument (`attention_mask`, `*args[1]`)
+    std::vector<std::size_t> calls{};    // the calls that did not pass it
+    std::string fill{};                  // "automatic", "ones", "value_if_missing", ...
+    bool user = false;                   // the user's fill (fill_if_missing or value_if_missing)
+    bool checked = false;                // check_fills ran the model with it
+    std::vector<std::size_t> failing{};  // calls the fill does not reproduce (when checked)
+    std::vector<std::string> reasons{};  // why, one per failing call
+    std::vector<std::string> tried{};    // the fills check_fills tried, in order
     friend bool operator==(const AbsentInput&, const AbsentInput&) = default;
 
     /// One line: "attention_mask: absent from call(s) 0, 2; fill ones, checked: reproduces every call (tried automatic, zeros, ones)".
@@ -84,6 +85,8 @@ struct AbsentInput {
         }
         return s;
     }
+
+    friend std::ostream& operator<<(std::ostream& os, const AbsentInput& a) { return os << a.to_string(); }
 
     static std::string join(const std::vector<std::size_t>& v) {
         std::string s;

@@ -19,6 +19,7 @@
 #include <concepts>
 #include <cstdint>
 #include <functional>
+#include <ostream>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -105,6 +106,7 @@ public:
     }
 
     /// Same kind and value (two functions are the same when their names are).
+    friend std::ostream& operator<<(std::ostream& os, const Fill& f) { return os << f.to_string(); }
     bool operator==(const Fill& b) const { return kind_ == b.kind_ && value_ == b.value_ && name_ == b.name_; }
 
 private:

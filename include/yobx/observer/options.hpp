@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <map>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -38,6 +39,7 @@ public:
     /// Python's repr of the key: 'pixel_values' or 3.
     std::string repr() const { return is_position() ? std::to_string(position()) : detail::repr_string(name()); }
     friend bool operator==(const ArgRef&, const ArgRef&) = default;
+    friend std::ostream& operator<<(std::ostream& os, const ArgRef& r) { return os << r.repr(); }
 
 private:
     std::variant<std::int64_t, std::string> v_;

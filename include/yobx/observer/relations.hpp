@@ -13,6 +13,7 @@
 #include <climits>
 #include <cstdint>
 #include <optional>
+#include <ostream>
 #include <set>
 #include <string>
 #include <utility>
@@ -39,9 +40,9 @@ enum class RelationKind { offset, scale, floordiv, sum };
 /// One relation between labelled dimensions, with the observations behind it.
 struct DimRelation {
     RelationKind kind = RelationKind::offset;
-    std::string dim;
-    std::string base;
-    std::string other;            // the second term of a sum
+    std::string dim{};
+    std::string base{};
+    std::string other{};          // the second term of a sum
     std::int64_t constant = 0;    // the offset, or the factor k of scale and floordiv
     std::size_t support = 0;      // distinct values (or pairs, for a sum) of the bases, over calls with nothing imputed
     std::size_t evidence = 0;     // support minus the constants fitted (one for offset, scale, floordiv)
@@ -62,6 +63,7 @@ struct DimRelation {
     }
     /// "total_sequence_length = past_sequence_length + sequence_length".
     std::string to_string() const { return dim + " = " + expression(); }
+    friend std::ostream& operator<<(std::ostream& os, const DimRelation& r) { return os << r.to_string(); }
     friend bool operator==(const DimRelation&, const DimRelation&) = default;
 };
 

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -43,6 +44,7 @@ public:
     const std::optional<Constant>& value() const noexcept { return v_; }
     /// Python's repr: None, True, 3, 0.5, 'text'.
     std::string repr() const { return v_ ? yobx::repr(*v_) : "None"; }
+    friend std::ostream& operator<<(std::ostream& os, const DefaultValue& d) { return os << d.repr(); }
     friend bool operator==(const DefaultValue&, const DefaultValue&) = default;
 
 private:
@@ -173,6 +175,7 @@ public:
         }
         return s + ")";
     }
+    friend std::ostream& operator<<(std::ostream& os, const Signature& sig) { return os << sig.to_string(); }
     /// The names as Python prints tuple(names): ('x', 'y') or ('x',).
     std::string names_repr() const {
         std::string s = "(";

@@ -28,15 +28,8 @@
 
 namespace yobx {
 
-/// A tensor shape with symbolic dimensions: `{SymInt::symbol("a"), 3}`.
-using Shape = std::vector<SymInt>;
-
-/// `[a, b + 1, 3]`.
-inline std::string format_shape(const Shape& shape) {
-    std::string s = "[";
-    for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + shape[i].to_string();
-    return s + "]";
-}
+/// `[a, b + 1, 3]` (the same as to_string(shape); Shape is declared in sym/symint.hpp).
+inline std::string format_shape(const Shape& shape) { return to_string(shape); }
 
 /// `[a, b]`, `[a, b] and [c]`, `[a], [b] and [c]`: the shapes an error is about.
 inline std::string format_shapes(std::span<const Shape> shapes) {

@@ -387,6 +387,21 @@ inline SymBool operator>(const SymInt& a, const SymInt& b) { return detail::sym:
 inline SymInt sym_max(std::initializer_list<SymInt> args) { return SymInt::sym_max(args); }
 inline SymInt sym_min(std::initializer_list<SymInt> args) { return SymInt::sym_min(args); }
 
+/// A tensor shape with symbolic dimensions: `{SymInt::symbol("a"), 3}`.
+using Shape = std::vector<SymInt>;
+
+/// `[a, b + 1, 3]`.
+inline std::string to_string(const Shape& shape) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+        if (i) s += ", ";
+        s += shape[i].to_string();
+    }
+    return s + "]";
+}
+/// Prints `[a, b + 1, 3]` (found by argument-dependent lookup: SymInt is yobx's).
+inline std::ostream& operator<<(std::ostream& os, const Shape& shape) { return os << to_string(shape); }
+
 }  // namespace yobx
 
 /// Hashing and structural equality, so SymInt and SymBool can key unordered containers.
