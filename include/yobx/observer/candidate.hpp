@@ -73,7 +73,7 @@ Value<T> clone_collect(const Value<T>& v, std::vector<T>* leaves) {
 template <class T>
 std::int64_t numel(const T& t) {
     std::int64_t n = 1;
-    for (auto d : shape_of(t)) n *= d;
+    for (const auto d : tensor_traits<T>::shape(t)) n *= static_cast<std::int64_t>(d);  // no copy of the shape
     return n;
 }
 
