@@ -272,7 +272,15 @@ TEST_CASE("check_fills: a value_if_missing input is checked, a runner that fails
     REQUIRE(found.size() == 1);
     CHECK(found[0].to_string() == "attention_mask: absent from call(s) 0; fill value_if_missing (given), checked: reproduces every call");
     const auto failing = obs.check_fills([](const V&) -> V { throw yobx::runtime_error("no kernel"); });
-    CHECK(failing[0].reasons == std::vector<std::string>{"the model fails on the call as made: no kernel"});
+    CHECK(failing[0].reasons == std::vector<std::string>{"call 0: the model fails on the call as made: no kernel"});
+    // A model that fails on the filled call only.
+    const auto filled = obs.check_fills([](const V& call) -> V {
+        if (call[1].dict().contains("attention_mask") && call[0].items()[0].tensor().shape()[1] == 5)
+            throw yobx::runtime_error("no mask of that size");
+        return masked_mean(call[0].items(), call[1].dict());
+    });
+    CHECK(filled[0].reasons ==
+          std::vector<std::string>{"call 0: the model fails on the filled call: no mask of that size"});
 }
 
 TEST_CASE("check_fills runs the model on clones: a model that writes into its inputs changes no recorded call") {

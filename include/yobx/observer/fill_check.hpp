@@ -83,12 +83,12 @@ std::vector<AbsentInput> InputObserverInfo<T>::check_fills(Runner&& runner, doub
     }
     // Why the filled call `c` does not reproduce it, or nothing.
     const auto differs = [&](std::size_t c) -> std::optional<std::string> {
-        if (const auto u = unusable.find(c); u != unusable.end()) return u->second;
+        if (const auto u = unusable.find(c); u != unusable.end()) return "call " + std::to_string(c) + ": " + u->second;
         std::vector<T> got;
         try {
             got = run(infer_arguments(c, {.as_args_kwargs = true}));
         } catch (const std::exception& e) {
-            return std::string("the model fails on the filled call: ") + e.what();
+            return "call " + std::to_string(c) + ": the model fails on the filled call: " + e.what();
         }
         const std::vector<T>& want = expected.at(c);
         if (got.size() != want.size())

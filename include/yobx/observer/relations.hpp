@@ -141,7 +141,7 @@ inline std::vector<DimRelation> unary_candidates(const DimSeries& d, const DimSe
         bool ok = true;
         for (std::size_t c : calls) {
             const std::int64_t ac = val(a, c), dc = val(d, c);
-            if (ac < 0 || dc < 0) {
+            if (ac < 0 || dc < 0 || ac == INT64_MAX) {  // (INT64_MAX: a bound of INT64_MAX + 1)
                 ok = false;
                 break;
             }
