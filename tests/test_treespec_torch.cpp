@@ -3,6 +3,7 @@
 // the round trip against torch itself on Debian 13.
 #include "error_of.hpp"
 
+#include <yobx/dense_tensor.hpp>
 #include <yobx/treespec_torch.hpp>
 
 #include <doctest/doctest.h>
@@ -80,4 +81,44 @@ TEST_CASE("treespec_loads: each malformed spec gets a message naming where and w
           "treespec_loads: at $[1].type: a registered type named collections.namedtuple:...: yobx names namedtuples so");
     CHECK(message(R"([1, {"type": "collections.namedtuple", "context": 3, "children_spec": []}])") ==
           "treespec_loads: at $[1].context: a namedtuple's context is its type name");
+}
+
+TEST_CASE("flatten_call lays a call's tensors out as an exported program's in_spec says") {
+    using T = yobx::DenseTensor;
+    using V = yobx::Value<T>;
+    const auto t = [](std::int64_t n) { return V(T::zeros({n}, yobx::DType::float32)); };
+    const auto sizes = [](const std::vector<T>& flat) {
+        std::vector<std::int64_t> out;
+        for (const auto& x : flat) out.push_back(x.shape()[0]);
+        return out;
+    };
+    // forward(x, pair, mask=None, scale=1.0) exported with kwargs {mask, scale}: torch's in_spec.
+    const TreeSpec in_spec = TreeSpec::tuple(
+        {TreeSpec::tuple({TreeSpec::leaf(), TreeSpec::tuple({TreeSpec::leaf(), TreeSpec::leaf()})}),
+         TreeSpec::dict({"mask", "scale"}, {TreeSpec::leaf(), TreeSpec::leaf()})});
+    // Keywords in another order, a scalar leaf (not an input of the program): the spec's order, tensors only.
+    const V call = V::tuple({V::tuple({t(1), V::tuple({t(2), t(3)})}), V::dict({{"scale", 0.5}, {"mask", t(4)}})});
+    CHECK(sizes(yobx::flatten_call(call, in_spec)) == std::vector<std::int64_t>{1, 2, 3, 4});
+    // None where the program has a leaf: not an input either.
+    const V none_mask = V::tuple({V::tuple({t(1), V::tuple({t(2), t(3)})}), V::dict({{"mask", yobx::none}, {"scale", 1.0}})});
+    CHECK(sizes(yobx::flatten_call(none_mask, in_spec)) == std::vector<std::int64_t>{1, 2, 3});
+    // Registered classes match by their children (the type names of both sides may differ).
+    const TreeSpec cache_spec = TreeSpec::custom("transformers.cache_utils.DynamicCache", {},
+                                                 {TreeSpec::list({TreeSpec::leaf()}), TreeSpec::list({TreeSpec::leaf()})});
+    const V cache = V::custom("DynamicCache", {"key_cache", "value_cache"}, {V::list({t(5)}), V::list({t(6)})});
+    CHECK(sizes(yobx::flatten_call(cache, cache_spec)) == std::vector<std::int64_t>{5, 6});
+
+    const auto message = [&](const V& c) { return error_of<yobx::value_error>([&] { (void)yobx::flatten_call(c, in_spec); }); };
+    CHECK(message(V::tuple({V::tuple({t(1), V::tuple({t(2), t(3)})}), V::dict({{"scale", 0.5}})})) ==
+          "flatten_call: missing input kwargs['mask']");
+    CHECK(message(V::tuple({V::tuple({t(1), V::tuple({t(2), t(3)})}), V::dict({{"mask", t(4)}, {"scale", 1.0}, {"bias", t(1)}})})) ==
+          "flatten_call: extra input kwargs['bias']: the program takes ['mask', 'scale']");
+    CHECK(message(V::tuple({V::tuple({t(1), V::list({t(2), t(3)})}), V::dict({{"mask", t(4)}, {"scale", 1.0}})})) ==
+          "flatten_call: at args[1]: the program expects a tuple, the call has list");
+    CHECK(message(V::tuple({V::tuple({t(1)}), V::dict({{"mask", t(4)}, {"scale", 1.0}})})) ==
+          "flatten_call: at args: the program expects 2 item(s), the call has 1");
+    CHECK(message(V::tuple({V::tuple({V::list({t(1)}), V::tuple({t(2), t(3)})}), V::dict({{"mask", t(4)}, {"scale", 1.0}})})) ==
+          "flatten_call: at args[0]: the program expects one tensor, the call has list");
+    CHECK(error_of<yobx::value_error>([&] { (void)yobx::flatten_call(V::custom("DynamicCache", {}, {V::list({t(5)})}), cache_spec); }) ==
+          "flatten_call: at call: the program expects 2 children of transformers.cache_utils.DynamicCache, the call has 1");
 }

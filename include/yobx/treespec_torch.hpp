@@ -16,8 +16,11 @@
 
 #include <yobx/detail/json.hpp>
 #include <yobx/error.hpp>
+#include <yobx/tensor.hpp>
 #include <yobx/treespec.hpp>
+#include <yobx/value.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -154,7 +157,104 @@ inline TreeSpec read(const json::Node& n, const std::string& path) {
     return TreeSpec::custom(t, keys, kids);
 }
 
+// The tensors of v laid out as `spec` says, appended to out; `path` names v in errors.
+template <class T>
+void flatten_by(const Value<T>& v, const TreeSpec& spec, const std::string& path, std::vector<T>& out) {
+    using V = Value<T>;
+    const auto expects = [&](const std::string& what) {
+        throw value_error("flatten_call: at " + path + ": the program expects " + what + ", the call has " +
+                          (v.kind() == V::Kind::none ? std::string("None") : v.type_name()));
+    };
+    switch (spec.kind()) {
+        case NodeKind::leaf:
+        case NodeKind::none:
+        case NodeKind::constant:
+            // torch flattens every leaf and keeps the tensors: None and scalars are not inputs of the program
+            if (v.kind() == V::Kind::tensor) out.push_back(v.tensor());
+            else if (v.kind() == V::Kind::list || v.kind() == V::Kind::tuple || v.kind() == V::Kind::dict ||
+                     v.kind() == V::Kind::custom)
+                expects("one tensor");
+            return;
+        case NodeKind::tuple:
+        case NodeKind::list: {
+            const bool tuple = spec.kind() == NodeKind::tuple;
+            if (v.kind() != (tuple ? V::Kind::tuple : V::Kind::list)) expects(tuple ? "a tuple" : "a list");
+            if (v.items().size() != spec.num_children())
+                throw value_error("flatten_call: at " + path + ": the program expects " + std::to_string(spec.num_children()) +
+                                  " item(s), the call has " + std::to_string(v.items().size()));
+            const auto children = spec.children();
+            for (std::size_t i = 0; i < children.size(); ++i)
+                flatten_by(v.items()[i], children[i], path + "[" + std::to_string(i) + "]", out);
+            return;
+        }
+        case NodeKind::dict: {
+            if (v.kind() != V::Kind::dict) expects("a dict");
+            const auto keys = spec.keys();
+            for (const auto& [k, x] : v.dict())
+                if (std::find(keys.begin(), keys.end(), k) == keys.end()) {
+                    std::string known;
+                    for (const auto& key : keys) {
+                        if (!known.empty()) known += ", ";
+                        known += detail::repr_string(key);
+                    }
+                    throw value_error("flatten_call: extra input " + path + "[" + detail::repr_string(k) +
+                                      "]: the program takes [" + known + "]");
+                }
+            const auto children = spec.children();
+            for (std::size_t i = 0; i < children.size(); ++i) {  // in the spec's order, as torch's reorder_kwargs
+                const std::string key(keys[i]);
+                const auto it = v.dict().find(key);
+                if (it == v.dict().end())
+                    throw value_error("flatten_call: missing input " + path + "[" + detail::repr_string(key) + "]");
+                flatten_by(it->second, children[i], path + "[" + detail::repr_string(key) + "]", out);
+            }
+            return;
+        }
+        case NodeKind::custom: {
+            // A registered class: its children in order (the type names of both sides may differ:
+            // transformers.cache_utils.DynamicCache and yobx's DynamicCache).
+            if (v.kind() != V::Kind::custom) expects("a " + std::string(spec.type_name()));
+            const auto& c = v.custom();
+            if (c.children.size() != spec.num_children())
+                throw value_error("flatten_call: at " + path + ": the program expects " + std::to_string(spec.num_children()) +
+                                  " children of " + std::string(spec.type_name()) + ", the call has " +
+                                  std::to_string(c.children.size()));
+            const auto children = spec.children();
+            for (std::size_t i = 0; i < children.size(); ++i) {
+                std::string at = path;
+                if (c.keys.empty()) at += '[' + std::to_string(i) + ']';
+                else at += '.' + c.keys[i];
+                flatten_by(c.children[i], children[i], at, out);
+            }
+            return;
+        }
+    }
+}
+
 }  // namespace detail::torch_spec
+
+/// The tensors an exported program (or an AOTInductor package) takes for a call, in its order:
+/// `call` is the tuple (args, kwargs) (as check_discrepancies gives a runner), `in_spec` the
+/// program's input spec (treespec_loads of its call spec). torch's rule: keyword arguments in the
+/// spec's order, every leaf flattened, only the tensors kept (None and scalars are not inputs).
+/// Errors name the input: `flatten_call: missing input kwargs['attention_mask']`,
+/// `flatten_call: extra input kwargs['mask']: the program takes ['x', 'y']`,
+/// `flatten_call: at args[1]: the program expects a tuple, the call has list`.
+template <class T>
+std::vector<T> flatten_call(const Value<T>& call, const TreeSpec& in_spec) {
+    using V = Value<T>;
+    std::vector<T> out;
+    out.reserve(in_spec.num_leaves());
+    const bool args_kwargs = in_spec.kind() == NodeKind::tuple && in_spec.num_children() == 2 &&
+                             call.kind() == V::Kind::tuple && call.items().size() == 2;
+    if (!args_kwargs) {
+        detail::torch_spec::flatten_by(call, in_spec, "call", out);
+        return out;
+    }
+    detail::torch_spec::flatten_by(call.items()[0], in_spec.child(0), "args", out);
+    detail::torch_spec::flatten_by(call.items()[1], in_spec.child(1), "kwargs", out);
+    return out;
+}
 
 /// torch.utils._pytree.treespec_dumps(spec) for a TreeSpec (protocol 1): what torch's
 /// treespec_loads reads back. None and constant nodes are written as leaves (torch has none);
