@@ -12,6 +12,8 @@
 # and libonnx-testdata (ONNX's backend node tests and the data/light networks)
 # are for the ONNX adapter, yobx/adapters/onnx.hpp; python3-onnxruntime on
 # Debian 13 is the reference the ONNX models are checked against.
+# python3-dev, python3-setuptools and libomp-dev (Debian 13) are what torch's
+# AOTInductor needs to compile a .pt2 package (the package runner's test).
 # YOBX_OS_RELEASE names another os-release file (tests/check_deps.sh).
 set -euo pipefail
 yobx_common_packages=(cmake make g++ clang libclang-rt-dev doctest-dev libbenchmark-dev
@@ -39,7 +41,8 @@ yobx_packages() {
     release=$(yobx_release) || return 1
     case "$release" in
         bookworm) echo "${yobx_common_packages[@]}" libboost1.81-dev ;;
-        trixie) echo "${yobx_common_packages[@]}" libboost-dev python3-torchvision python3-onnxruntime ;;
+        trixie) echo "${yobx_common_packages[@]}" libboost-dev python3-torchvision python3-onnxruntime \
+                python3-dev python3-setuptools libomp-dev ;;
     esac
 }
 

@@ -15,7 +15,7 @@ printf 'ID=debian\nVERSION_ID="12"\nVERSION_CODENAME=bookworm\n' > "$dir/bookwor
 printf 'ID=debian\nVERSION_ID="13"\nVERSION_CODENAME=trixie\n' > "$dir/trixie"
 printf 'ID=ubuntu\nVERSION_ID="24.04"\nVERSION_CODENAME=noble\n' > "$dir/noble"
 check "Debian 12 packages" "$common libboost1.81-dev" "$(YOBX_OS_RELEASE=$dir/bookworm yobx_packages)"
-check "Debian 13 packages" "$common libboost-dev python3-torchvision python3-onnxruntime" "$(YOBX_OS_RELEASE=$dir/trixie yobx_packages)"
+check "Debian 13 packages" "$common libboost-dev python3-torchvision python3-onnxruntime python3-dev python3-setuptools libomp-dev" "$(YOBX_OS_RELEASE=$dir/trixie yobx_packages)"
 out=$(YOBX_OS_RELEASE=$dir/noble yobx_packages 2>&1); rc=$?
 check "an unknown release fails" "1" "$rc"
 check "an unknown release names what to install" \

@@ -122,3 +122,36 @@ TEST_CASE("flatten_call lays a call's tensors out as an exported program's in_sp
     CHECK(error_of<yobx::value_error>([&] { (void)yobx::flatten_call(V::custom("DynamicCache", {}, {V::list({t(5)})}), cache_spec); }) ==
           "flatten_call: at call: the program expects 2 children of transformers.cache_utils.DynamicCache, the call has 1");
 }
+
+TEST_CASE("arrange_call binds a call to the layout of the program: positional and keyword inputs moved by name") {
+    using T = yobx::DenseTensor;
+    using V = yobx::Value<T>;
+    const auto t = [](std::int64_t n) { return V(T::zeros({n}, yobx::DType::float32)); };
+    const std::vector<std::string> parameters{"input_ids", "attention_mask", "token_type_ids"};
+    // Exported with every input as a keyword: (), {input_ids, attention_mask, token_type_ids}.
+    const TreeSpec by_name = TreeSpec::tuple(
+        {TreeSpec::tuple({}), TreeSpec::dict({"input_ids", "attention_mask", "token_type_ids"},
+                                             {TreeSpec::leaf(), TreeSpec::leaf(), TreeSpec::leaf()})});
+    const V call = V::tuple({V::tuple({t(1)}), V::dict({{"token_type_ids", t(3)}, {"attention_mask", t(2)}})});
+    const V arranged = yobx::arrange_call(call, by_name, parameters);
+    CHECK(arranged.repr() == "((), {'input_ids': Tensor(shape=[1], dtype=float32), 'token_type_ids': Tensor(shape=[3], "
+                             "dtype=float32), 'attention_mask': Tensor(shape=[2], dtype=float32)})");
+    std::vector<std::int64_t> sizes;
+    for (const auto& x : yobx::flatten_call(arranged, by_name)) sizes.push_back(x.shape()[0]);
+    CHECK(sizes == std::vector<std::int64_t>{1, 2, 3});
+    // Exported with two positional inputs: a keyword moves to its position.
+    const TreeSpec two = TreeSpec::tuple({TreeSpec::tuple({TreeSpec::leaf(), TreeSpec::leaf()}), TreeSpec::dict({}, {})});
+    CHECK(yobx::arrange_call(V::tuple({V::tuple({t(1)}), V::dict({{"attention_mask", t(2)}})}), two, parameters).repr() ==
+          "((Tensor(shape=[1], dtype=float32), Tensor(shape=[2], dtype=float32)), {})");
+    CHECK(error_of<yobx::value_error>([&] {
+              (void)yobx::arrange_call(V::tuple({V::tuple({t(1)}), V::dict({})}), two, parameters);
+          }) == "flatten_call: missing input args[1] ('attention_mask')");
+    CHECK(error_of<yobx::value_error>([&] {
+              (void)yobx::arrange_call(V::tuple({V::tuple({t(1)}), V::dict({{"input_ids", t(1)}})}), by_name, parameters);
+          }) == "arrange_call: argument 'input_ids' is passed twice");
+    CHECK(error_of<yobx::value_error>([&] {
+              (void)yobx::arrange_call(V::tuple({V::tuple({t(1), t(2), t(3), t(4)}), V::dict({})}), by_name, parameters);
+          }) == "arrange_call: positional argument 3 has no parameter (3 given)");
+    // A spec that is not (args, kwargs): the call as it is.
+    CHECK(yobx::arrange_call(t(1), TreeSpec::leaf(), parameters).repr() == "Tensor(shape=[1], dtype=float32)");
+}

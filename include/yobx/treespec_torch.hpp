@@ -256,6 +256,50 @@ std::vector<T> flatten_call(const Value<T>& call, const TreeSpec& in_spec) {
     return out;
 }
 
+/// The call (args, kwargs) laid out as `in_spec` takes it, binding each argument to its parameter
+/// by `parameters` (the signature's names, in order): the program's positional inputs are the first
+/// parameters, its keywords the spec's keys. An input the call passed by position and the program
+/// takes by name (or the other way round) moves; an argument the call passed twice, or a positional
+/// one beyond the parameters, is a value_error. A spec that is not (args, kwargs) leaves the call as is.
+///   arrange_call(((ids,), {"mask": m}), in_spec_of(export(model, (), kwargs=...)), {"input_ids", "mask"})
+///     == ((), {"input_ids": ids, "mask": m})
+template <class T>
+Value<T> arrange_call(const Value<T>& call, const TreeSpec& in_spec, const std::vector<std::string>& parameters) {
+    using V = Value<T>;
+    if (!(in_spec.kind() == NodeKind::tuple && in_spec.num_children() == 2 && in_spec.child(0).kind() == NodeKind::tuple &&
+          in_spec.child(1).kind() == NodeKind::dict && call.kind() == V::Kind::tuple && call.items().size() == 2 &&
+          call.items()[1].kind() == V::Kind::dict))
+        return call;
+    typename V::Dict bound;
+    const auto& args = call.items()[0].items();
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        if (i >= parameters.size())
+            throw value_error("arrange_call: positional argument " + std::to_string(i) + " has no parameter (" +
+                              std::to_string(parameters.size()) + " given)");
+        bound.append_unique(parameters[i], args[i]);
+    }
+    for (const auto& [k, v] : call.items()[1].dict()) {
+        if (bound.contains(k)) throw value_error("arrange_call: argument " + detail::repr_string(k) + " is passed twice");
+        bound.append_unique(k, v);
+    }
+    const std::size_t n = in_spec.child(0).num_children();
+    typename V::List new_args;
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto it = i < parameters.size() ? bound.find(parameters[i]) : bound.end();
+        if (it == bound.end())
+            throw value_error("flatten_call: missing input args[" + std::to_string(i) + "]" +
+                              (i < parameters.size() ? " (" + detail::repr_string(parameters[i]) + ")" : std::string()));
+        new_args.push_back(it->second);
+    }
+    typename V::Dict new_kwargs;
+    for (const auto& [k, v] : bound) {
+        const auto p = std::find(parameters.begin(), parameters.end(), k);
+        if (p != parameters.end() && static_cast<std::size_t>(p - parameters.begin()) < n) continue;
+        new_kwargs.append_unique(k, v);  // flatten_call says if the program does not take it
+    }
+    return V::tuple({V::tuple(std::move(new_args)), V::dict(std::move(new_kwargs))});
+}
+
 /// torch.utils._pytree.treespec_dumps(spec) for a TreeSpec (protocol 1): what torch's
 /// treespec_loads reads back. None and constant nodes are written as leaves (torch has none);
 /// a registered node as its type name with its child names as context.

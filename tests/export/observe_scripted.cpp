@@ -7,12 +7,17 @@
 // (fasterrcnn) and the LSTM (whose scripted method is forward__0) are only
 // observed, and their calls replayed on the module.
 //   observe_scripted <resnet18|encoder|bert|fasterrcnn|lstm> <module.pt> <output directory>
+// With `--package <name>.pt2` (an AOTInductor package aoti_package.py compiled from those files), it
+// observes the same calls again and checks the package on each, absent inputs filled as
+// check_fills chose: its outputs must be the module's on the call as made.
+#include <yobx/adapters/aoti.hpp>
 #include <yobx/adapters/libtorch.hpp>
 
 #include <torch/script.h>
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <fstream>
 #include <iostream>
@@ -89,8 +94,9 @@ void write_python(const std::string& path, const std::string& name, const std::s
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc != 4) {
-        std::cerr << "usage: observe_scripted <resnet18|encoder> <module.pt> <output directory>\n";
+    if (argc != 4 && !(argc == 6 && std::string(argv[4]) == "--package")) {
+        std::cerr << "usage: observe_scripted <resnet18|encoder|bert|fasterrcnn|lstm> <module.pt> <output directory> "
+                     "[--package <file.pt2>]\n";
         return 2;
     }
     const std::string name = argv[1], dir = argv[3];
@@ -135,6 +141,21 @@ int main(int argc, char** argv) {
     // The dimensions of these models are independent (batch, image size, sequence length): a relation
     // found between them would be a chance one.
     for (const auto& r : spec.relations) throw std::runtime_error("a chance relation: " + r.to_string());
+    if (argc == 6) {
+        // The package in place of the module, on every observed call (absent inputs filled).
+        const yobx::libtorch::PackageRunner package(argv[5], observer.info().signature());
+        const auto checked = observer.check_discrepancies(package, 1e-4, 0.1, yobx::Replay::inferred);
+        double worst = 0;
+        for (const auto& d : checked) {
+            if (!d.success)
+                throw std::runtime_error("call " + std::to_string(d.index) + " on the package: " +
+                                         (d.error.empty() ? "differs by " + std::to_string(d.abs) : d.error));
+            worst = std::max(worst, d.abs);
+        }
+        std::cout << "package check ok: " << name << ", " << checked.size() << " calls, the package's outputs equal the "
+                  << "module's on each call as made (max difference " << worst << ")\n";
+        return 0;
+    }
     const yobx::DynamicShapes ds = observer.infer_dynamic_shapes({.dim_names = true});
     const yobx::DynamicShapes derived = observer.infer_dynamic_shapes({.dim_names = true, .derived_dims = true});
     const yobx::Value<at::Tensor> export_args = observer.infer_export_arguments();

@@ -1,0 +1,91 @@
+// yobx/adapters/aoti.hpp — an AOTInductor package (.pt2) run on observed calls.
+//
+// torch.export then torch._inductor.aoti_compile_and_package write a .pt2
+// package; LibTorch 2.6's AOTIModelPackageLoader loads it in C++ and runs it on
+// a flat list of tensors, whose order and structure are the exported program's
+// call spec (torch's pytree JSON). PackageRunner reads that spec, flattens a
+// call (args, kwargs) as torch does (flatten_call) and rebuilds the outputs as
+// the model returned them, so that the package is a runner of
+// check_discrepancies: one call compares it with the model it replaces on
+// every observed call,
+//   yobx::libtorch::PackageRunner runner("model.pt2", observer.info().signature());
+//   observer.check_fills(yobx::libtorch::method_runner(module));   // absent inputs mean what they meant
+//   observer.check_discrepancies(runner, 1e-4, 0.1, yobx::Replay::inferred);
+// Its own header: it needs LibTorch >= 2.6 (Debian 13's libtorch-dev), and the
+// rest of the adapter does not.
+#pragma once
+
+#include <yobx/adapters/libtorch.hpp>
+#include <yobx/pytree.hpp>
+#include <yobx/treespec_torch.hpp>
+
+#if !__has_include(<torch/csrc/inductor/aoti_package/model_package_loader.h>)
+#error "yobx/adapters/aoti.hpp needs LibTorch >= 2.6 (torch::inductor::AOTIModelPackageLoader in torch/csrc/inductor/aoti_package/model_package_loader.h); Debian 12's LibTorch 1.13 has none: build with Debian 13's libtorch-dev"
+#endif
+#include <torch/csrc/inductor/aoti_package/model_package_loader.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace yobx::libtorch {
+
+/// A .pt2 package as a callable on a call (args, kwargs), returning the outputs in the model's
+/// structure. Copies share the loaded package.
+class PackageRunner {
+public:
+    /// Loads the package; a file that is not a package, or a package without a call spec, is a
+    /// runtime_error naming the path. With the model's signature, each call is first bound to the
+    /// package's layout (arrange_call): an input the call passed by position and the export by
+    /// name, or the other way round, finds its place.
+    explicit PackageRunner(const std::string& path, const Signature& signature = {}) : path_(path) {
+        for (const auto& p : signature.parameters())
+            if (p.kind != ParamKind::var_positional && p.kind != ParamKind::var_keyword) parameters_.push_back(p.name);
+        try {
+            loader_ = std::make_shared<torch::inductor::AOTIModelPackageLoader>(path);
+        } catch (const c10::Error& e) {
+            throw runtime_error("PackageRunner: cannot load '" + path + "': " + e.what_without_backtrace());
+        }
+        const std::vector<std::string> spec = loader_->get_call_spec();
+        if (spec.size() != 2)
+            throw runtime_error("PackageRunner: '" + path + "' has a call spec of " + std::to_string(spec.size()) +
+                                " entries, expected the input and output specs");
+        try {
+            in_spec_ = treespec_loads(spec[0]);
+            out_spec_ = treespec_loads(spec[1]);
+        } catch (const value_error& e) {
+            throw runtime_error("PackageRunner: the call spec of '" + path + "': " + e.what());
+        }
+    }
+
+    /// The package's input spec (the exported program's in_spec), and its output spec.
+    const TreeSpec& in_spec() const noexcept { return in_spec_; }
+    const TreeSpec& out_spec() const noexcept { return out_spec_; }
+
+    /// Runs the package on `call`, the tuple (args, kwargs): a missing or extra input is a
+    /// value_error naming it (flatten_call); the outputs come back in the model's structure.
+    TValue operator()(const TValue& call) const {
+        std::vector<at::Tensor> flat =
+            flatten_call(parameters_.empty() ? call : arrange_call(call, in_spec_, parameters_), in_spec_);
+        std::vector<at::Tensor> out;
+        try {
+            out = loader_->run(flat);
+        } catch (const c10::Error& e) {
+            throw runtime_error("PackageRunner: '" + path_ + "' failed on the call: " + e.what_without_backtrace());
+        }
+        if (out.size() != out_spec_.num_leaves())
+            throw runtime_error("PackageRunner: '" + path_ + "' returned " + std::to_string(out.size()) +
+                                " tensors, its output spec has " + std::to_string(out_spec_.num_leaves()));
+        return tree_unflatten<TValue>(std::move(out), out_spec_);
+    }
+
+private:
+    std::string path_;
+    std::vector<std::string> parameters_;
+    std::shared_ptr<torch::inductor::AOTIModelPackageLoader> loader_;
+    TreeSpec in_spec_;
+    TreeSpec out_spec_;
+};
+
+}  // namespace yobx::libtorch
