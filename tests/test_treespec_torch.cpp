@@ -155,3 +155,36 @@ TEST_CASE("arrange_call binds a call to the layout of the program: positional an
     // A spec that is not (args, kwargs): the call as it is.
     CHECK(yobx::arrange_call(t(1), TreeSpec::leaf(), parameters).repr() == "Tensor(shape=[1], dtype=float32)");
 }
+
+TEST_CASE("ProgramInputs refuses a call that breaks the program's inputs before it runs") {
+    using T = yobx::DenseTensor;
+    const auto inputs = yobx::ProgramInputs::from_json(
+        R"([{"dtype": "int64", "shape": ["s0", "s1"]}, {"dtype": "float32", "shape": ["s0", 3]}])");
+    REQUIRE(inputs.inputs().size() == 2);
+    const std::vector<std::string> paths{"args[0]", "kwargs['mask']"};
+    const auto ids = T::zeros({2, 5}, yobx::DType::int64);
+    inputs.check(std::vector<T>{ids, T::zeros({2, 3}, yobx::DType::float32)}, paths, "'m.pt2'");  // fits
+    const auto refused = [&](std::vector<T> flat) {
+        return error_of<yobx::value_error>([&] { inputs.check(flat, paths, "'m.pt2'"); });
+    };
+    CHECK(refused({T::zeros({10}, yobx::DType::int64), T::zeros({2, 3}, yobx::DType::float32)}) ==
+          "args[0] is [10] int64, 'm.pt2' takes [s0, s1] int64: refused before running");
+    CHECK(refused({ids, T::zeros({2, 3}, yobx::DType::float64)}) ==
+          "kwargs['mask'] is [2, 3] float64, 'm.pt2' takes [s0, 3] float32: refused before running");
+    CHECK(refused({ids, T::zeros({2, 4}, yobx::DType::float32)}) ==
+          "kwargs['mask'] is [2, 4] float32, 'm.pt2' takes [s0, 3] float32: refused before running");
+    CHECK(refused({ids, T::zeros({3, 3}, yobx::DType::float32)}) ==
+          "kwargs['mask'] has s0 = 3, args[0] has s0 = 2: refused before running");
+    CHECK(refused({ids}) == "the call has 1 tensor(s), 'm.pt2' takes 2: refused before running");
+    // No description: nothing checked.
+    yobx::ProgramInputs{}.check(std::vector<T>{ids}, paths, "'m.pt2'");
+
+    const auto bad = [](const std::string& json) { return error_of<yobx::value_error>([&] { (void)yobx::ProgramInputs::from_json(json); }); };
+    CHECK(bad("{}") == "ProgramInputs: expected a list of inputs, got an object");
+    CHECK(bad(R"([{"dtype": "int64"}])") == "ProgramInputs: input 0: expected {\"dtype\": a string, \"shape\": a list}");
+    CHECK(bad(R"([{"dtype": "int64", "shape": [-1]}])") ==
+          "ProgramInputs: input 0: a dimension is a non-negative integer or a symbol, got an integer");
+    CHECK(bad(R"([{"dtype": "int64", "shape": [null]}])") ==
+          "ProgramInputs: input 0: a dimension is a non-negative integer or a symbol, got null");
+    CHECK(bad("[") == "ProgramInputs: malformed JSON at offset 1: expected a value, got end of input");
+}

@@ -22,6 +22,10 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -159,7 +163,8 @@ inline TreeSpec read(const json::Node& n, const std::string& path) {
 
 // The tensors of v laid out as `spec` says, appended to out; `path` names v in errors.
 template <class T>
-void flatten_by(const Value<T>& v, const TreeSpec& spec, const std::string& path, std::vector<T>& out) {
+void flatten_by(const Value<T>& v, const TreeSpec& spec, const std::string& path, std::vector<T>& out,
+                std::vector<std::string>* paths) {
     using V = Value<T>;
     const auto expects = [&](const std::string& what) {
         throw value_error("flatten_call: at " + path + ": the program expects " + what + ", the call has " +
@@ -170,8 +175,10 @@ void flatten_by(const Value<T>& v, const TreeSpec& spec, const std::string& path
         case NodeKind::none:
         case NodeKind::constant:
             // torch flattens every leaf and keeps the tensors: None and scalars are not inputs of the program
-            if (v.kind() == V::Kind::tensor) out.push_back(v.tensor());
-            else if (v.kind() == V::Kind::list || v.kind() == V::Kind::tuple || v.kind() == V::Kind::dict ||
+            if (v.kind() == V::Kind::tensor) {
+                out.push_back(v.tensor());
+                if (paths) paths->push_back(path);
+            } else if (v.kind() == V::Kind::list || v.kind() == V::Kind::tuple || v.kind() == V::Kind::dict ||
                      v.kind() == V::Kind::custom)
                 expects("one tensor");
             return;
@@ -184,7 +191,7 @@ void flatten_by(const Value<T>& v, const TreeSpec& spec, const std::string& path
                                   " item(s), the call has " + std::to_string(v.items().size()));
             const auto children = spec.children();
             for (std::size_t i = 0; i < children.size(); ++i)
-                flatten_by(v.items()[i], children[i], path + "[" + std::to_string(i) + "]", out);
+                flatten_by(v.items()[i], children[i], path + "[" + std::to_string(i) + "]", out, paths);
             return;
         }
         case NodeKind::dict: {
@@ -206,7 +213,7 @@ void flatten_by(const Value<T>& v, const TreeSpec& spec, const std::string& path
                 const auto it = v.dict().find(key);
                 if (it == v.dict().end())
                     throw value_error("flatten_call: missing input " + path + "[" + detail::repr_string(key) + "]");
-                flatten_by(it->second, children[i], path + "[" + detail::repr_string(key) + "]", out);
+                flatten_by(it->second, children[i], path + "[" + detail::repr_string(key) + "]", out, paths);
             }
             return;
         }
@@ -224,7 +231,7 @@ void flatten_by(const Value<T>& v, const TreeSpec& spec, const std::string& path
                 std::string at = path;
                 if (c.keys.empty()) at += '[' + std::to_string(i) + ']';
                 else at += '.' + c.keys[i];
-                flatten_by(c.children[i], children[i], at, out);
+                flatten_by(c.children[i], children[i], at, out, paths);
             }
             return;
         }
@@ -240,19 +247,20 @@ void flatten_by(const Value<T>& v, const TreeSpec& spec, const std::string& path
 /// Errors name the input: `flatten_call: missing input kwargs['attention_mask']`,
 /// `flatten_call: extra input kwargs['mask']: the program takes ['x', 'y']`,
 /// `flatten_call: at args[1]: the program expects a tuple, the call has list`.
+/// `paths`, when given, receives each tensor's place in the call (`args[0]`, `kwargs['mask']`).
 template <class T>
-std::vector<T> flatten_call(const Value<T>& call, const TreeSpec& in_spec) {
+std::vector<T> flatten_call(const Value<T>& call, const TreeSpec& in_spec, std::vector<std::string>* paths = nullptr) {
     using V = Value<T>;
     std::vector<T> out;
     out.reserve(in_spec.num_leaves());
     const bool args_kwargs = in_spec.kind() == NodeKind::tuple && in_spec.num_children() == 2 &&
                              call.kind() == V::Kind::tuple && call.items().size() == 2;
     if (!args_kwargs) {
-        detail::torch_spec::flatten_by(call, in_spec, "call", out);
+        detail::torch_spec::flatten_by(call, in_spec, "call", out, paths);
         return out;
     }
-    detail::torch_spec::flatten_by(call.items()[0], in_spec.child(0), "args", out);
-    detail::torch_spec::flatten_by(call.items()[1], in_spec.child(1), "kwargs", out);
+    detail::torch_spec::flatten_by(call.items()[0], in_spec.child(0), "args", out, paths);
+    detail::torch_spec::flatten_by(call.items()[1], in_spec.child(1), "kwargs", out, paths);
     return out;
 }
 
@@ -299,6 +307,100 @@ Value<T> arrange_call(const Value<T>& call, const TreeSpec& in_spec, const std::
     }
     return V::tuple({V::tuple(std::move(new_args)), V::dict(std::move(new_kwargs))});
 }
+
+/// What a program says its tensor inputs are, in the order of the flat call: each one's dtype
+/// (Python's name without `torch.`) and shape, a dynamic dimension by its symbol:
+///   [{"dtype": "int64", "shape": ["s0", "s1"]}, {"dtype": "float32", "shape": ["s0", 3, 224, 224]}]
+/// (what tests/export/aoti_package.py writes in a package's yobx.inputs metadata). check() refuses
+/// a call that breaks it before it runs: AOTInductor itself runs an input of another rank.
+class ProgramInputs {
+public:
+    struct Input {
+        std::string dtype;
+        std::vector<std::optional<std::int64_t>> dims;  // nullopt: dynamic
+        std::vector<std::string> text;                 // each dimension as written: "s0", "5"
+    };
+
+    /// Reads the JSON; a value_error names the entry and what is wrong.
+    static ProgramInputs from_json(std::string_view json) {
+        using detail::json::Node;
+        const Node doc = detail::json::Parser(json, "ProgramInputs").parse();
+        if (doc.kind != Node::Kind::array) throw value_error("ProgramInputs: expected a list of inputs, got " + std::string(detail::json::kind_name(doc.kind)));
+        ProgramInputs out;
+        for (std::size_t i = 0; i < doc.array.size(); ++i) {
+            const Node& n = doc.array[i];
+            const std::string at = "ProgramInputs: input " + std::to_string(i);
+            const Node* dtype = n.kind == Node::Kind::object ? n.find("dtype") : nullptr;
+            const Node* shape = n.kind == Node::Kind::object ? n.find("shape") : nullptr;
+            if (!dtype || dtype->kind != Node::Kind::string || !shape || shape->kind != Node::Kind::array)
+                throw value_error(at + ": expected {\"dtype\": a string, \"shape\": a list}");
+            Input in{dtype->string, {}, {}};
+            for (const Node& d : shape->array) {
+                if (d.kind == Node::Kind::integer && d.integer >= 0) {
+                    in.dims.emplace_back(d.integer);
+                    in.text.push_back(std::to_string(d.integer));
+                } else if (d.kind == Node::Kind::string && !d.string.empty()) {
+                    in.dims.emplace_back(std::nullopt);
+                    in.text.push_back(d.string);
+                } else {
+                    throw value_error(at + ": a dimension is a non-negative integer or a symbol, got " +
+                                      std::string(detail::json::kind_name(d.kind)));
+                }
+            }
+            out.inputs_.push_back(std::move(in));
+        }
+        return out;
+    }
+
+    bool empty() const noexcept { return inputs_.empty(); }
+    const std::vector<Input>& inputs() const noexcept { return inputs_; }
+
+    /// Rank, dtype and static sizes of each tensor, one size per symbol across them; `paths` name
+    /// the tensors (flatten_call's), `program` the program in the message.
+    template <class T>
+    void check(const std::vector<T>& flat, const std::vector<std::string>& paths, const std::string& program) const {
+        if (inputs_.empty()) return;
+        const auto shape_text = [](const std::vector<std::string>& dims) {
+            std::string s = "[";
+            for (std::size_t i = 0; i < dims.size(); ++i) {
+                if (i) s += ", ";
+                s += dims[i];
+            }
+            return s + "]";
+        };
+        const auto name = [&](std::size_t i) { return i < paths.size() ? paths[i] : "input " + std::to_string(i); };
+        if (flat.size() != inputs_.size())
+            throw value_error("the call has " + std::to_string(flat.size()) + " tensor(s), " + program + " takes " +
+                              std::to_string(inputs_.size()) + ": refused before running");
+        std::map<std::string, std::pair<std::int64_t, std::size_t>> symbols;  // symbol -> (size, input)
+        for (std::size_t i = 0; i < flat.size(); ++i) {
+            const Input& want = inputs_[i];
+            const std::vector<std::int64_t> got = shape_of(flat[i]);
+            std::vector<std::string> got_text;
+            for (const auto d : got) got_text.push_back(std::to_string(d));
+            std::ostringstream dtype;
+            dtype << tensor_traits<T>::dtype(flat[i]);
+            bool ok = got.size() == want.dims.size() && dtype.str() == want.dtype;
+            for (std::size_t a = 0; ok && a < got.size(); ++a) {
+                if (want.dims[a]) {
+                    ok = *want.dims[a] == got[a];
+                    continue;
+                }
+                const auto [it, fresh] = symbols.try_emplace(want.text[a], got[a], i);
+                if (!fresh && it->second.first != got[a])
+                    throw value_error(name(i) + " has " + want.text[a] + " = " + std::to_string(got[a]) + ", " +
+                                      name(it->second.second) + " has " + want.text[a] + " = " +
+                                      std::to_string(it->second.first) + ": refused before running");
+            }
+            if (!ok)
+                throw value_error(name(i) + " is " + shape_text(got_text) + " " + dtype.str() + ", " + program + " takes " +
+                                  shape_text(want.text) + " " + want.dtype + ": refused before running");
+        }
+    }
+
+private:
+    std::vector<Input> inputs_;
+};
 
 /// torch.utils._pytree.treespec_dumps(spec) for a TreeSpec (protocol 1): what torch's
 /// treespec_loads reads back. None and constant nodes are written as leaves (torch has none);

@@ -24,7 +24,12 @@
 #endif
 #include <torch/csrc/inductor/aoti_package/model_package_loader.h>
 
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -46,6 +51,8 @@ public:
             loader_ = std::make_shared<torch::inductor::AOTIModelPackageLoader>(path);
         } catch (const c10::Error& e) {
             throw runtime_error("PackageRunner: cannot load '" + path + "': " + e.what_without_backtrace());
+        } catch (const std::exception& e) {  // a file that is not a zip archive: std::runtime_error
+            throw runtime_error("PackageRunner: cannot load '" + path + "': " + e.what());
         }
         const std::vector<std::string> spec = loader_->get_call_spec();
         if (spec.size() != 2)
@@ -57,7 +64,22 @@ public:
         } catch (const value_error& e) {
             throw runtime_error("PackageRunner: the call spec of '" + path + "': " + e.what());
         }
+        const auto metadata = loader_->get_metadata();
+        if (const auto it = metadata.find(std::string(inputs_key)); it != metadata.end()) {
+            try {
+                inputs_ = ProgramInputs::from_json(it->second);
+            } catch (const value_error& e) {
+                throw runtime_error("PackageRunner: the " + std::string(inputs_key) + " metadata of '" + path + "': " + e.what());
+            }
+        }
     }
+
+    /// The metadata entry in which a package describes its tensor inputs, as JSON:
+    /// [{"dtype": "int64", "shape": ["s0", 5]}, ...], a dynamic dimension by its symbol. A package
+    /// compiled with it (tests/export/aoti_package.py writes it through inductor_configs'
+    /// aot_inductor.metadata) has each call checked before it runs: AOTInductor itself runs an
+    /// input of another rank and returns garbage.
+    static constexpr std::string_view inputs_key = "yobx.inputs";
 
     /// The package's input spec (the exported program's in_spec), and its output spec.
     const TreeSpec& in_spec() const noexcept { return in_spec_; }
@@ -66,13 +88,21 @@ public:
     /// Runs the package on `call`, the tuple (args, kwargs): a missing or extra input is a
     /// value_error naming it (flatten_call); the outputs come back in the model's structure.
     TValue operator()(const TValue& call) const {
+        std::vector<std::string> paths;
         std::vector<at::Tensor> flat =
-            flatten_call(parameters_.empty() ? call : arrange_call(call, in_spec_, parameters_), in_spec_);
+            flatten_call(parameters_.empty() ? call : arrange_call(call, in_spec_, parameters_), in_spec_, &paths);
+        try {
+            inputs_.check(flat, paths, "'" + path_ + "'");
+        } catch (const value_error& e) {
+            throw value_error(std::string("PackageRunner: ") + e.what());
+        }
         std::vector<at::Tensor> out;
         try {
             out = loader_->run(flat);
         } catch (const c10::Error& e) {
             throw runtime_error("PackageRunner: '" + path_ + "' failed on the call: " + e.what_without_backtrace());
+        } catch (const std::exception& e) {
+            throw runtime_error("PackageRunner: '" + path_ + "' failed on the call: " + e.what());
         }
         if (out.size() != out_spec_.num_leaves())
             throw runtime_error("PackageRunner: '" + path_ + "' returned " + std::to_string(out.size()) +
@@ -82,6 +112,7 @@ public:
 
 private:
     std::string path_;
+    ProgramInputs inputs_;
     std::vector<std::string> parameters_;
     std::shared_ptr<torch::inductor::AOTIModelPackageLoader> loader_;
     TreeSpec in_spec_;
