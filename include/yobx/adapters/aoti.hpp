@@ -24,12 +24,8 @@
 #endif
 #include <torch/csrc/inductor/aoti_package/model_package_loader.h>
 
-#include <cstddef>
-#include <cstdint>
 #include <exception>
-#include <map>
 #include <memory>
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>

@@ -233,8 +233,7 @@ void InputObserverInfo<T>::fill_absent(std::vector<std::optional<T>>& aligned, c
                                        const std::vector<std::string>& filled) const {
     for (std::size_t f = 0; f < aligned.size(); ++f) {
         const std::string& key = slots_[slot_of(f)].key;
-        const auto fill = fills_.find(key);
-        if (aligned[f] && fill != fills_.end() && !fill->second.by_value && std::find(filled.begin(), filled.end(), key) != filled.end())
+        if (aligned[f] && replaces_value(key) && std::find(filled.begin(), filled.end(), key) != filled.end())
             aligned[f].reset();  // fill_if_missing takes precedence over value_if_missing
     }
     const std::map<std::string, std::int64_t> size = label_sizes(aligned, ties);
@@ -270,10 +269,7 @@ auto InputObserverInfo<T>::build_arguments(std::vector<std::optional<T>> aligned
                                            const std::vector<std::string>& filled, const ArgumentsOptions& options) -> V {
     // The ties (labels and relations) are computed only when a tensor is absent.
     if (std::any_of(aligned.begin(), aligned.end(), [](const auto& t) { return !t.has_value(); }) ||
-        std::any_of(filled.begin(), filled.end(), [&](const auto& k) {
-            const auto it = fills_.find(k);
-            return it != fills_.end() && !it->second.by_value;
-        }))
+        std::any_of(filled.begin(), filled.end(), [&](const auto& k) { return replaces_value(k); }))
         fill_absent(aligned, tie_labels(), filled);
     return pack_arguments(std::move(aligned), options);
 }

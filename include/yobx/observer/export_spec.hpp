@@ -222,7 +222,7 @@ public:
             first = false;
             detail::json::write_string(s, k);
             s += ": ";
-            write_ints(s, std::vector<std::int64_t>(calls.begin(), calls.end()));
+            write_indices(s, calls);
         }
         s += "}, \"absent\": [";
         for (std::size_t i = 0; i < absent.size(); ++i) {
@@ -230,24 +230,21 @@ public:
             s += i ? ", {\"name\": " : "{\"name\": ";
             detail::json::write_string(s, a.name);
             s += ", \"calls\": ";
-            write_ints(s, std::vector<std::int64_t>(a.calls.begin(), a.calls.end()));
+            write_indices(s, a.calls);
             s += ", \"fill\": ";
             detail::json::write_string(s, a.fill);
             s += std::string(", \"user\": ") + (a.user ? "true" : "false") + ", \"checked\": " + (a.checked ? "true" : "false");
             s += ", \"failing\": ";
-            write_ints(s, std::vector<std::int64_t>(a.failing.begin(), a.failing.end()));
+            write_indices(s, a.failing);
             s += ", \"reasons\": ";
             write_strings(s, a.reasons);
             s += ", \"tried\": ";
             write_strings(s, a.tried);
             s += "}";
         }
-        s += "], \"warnings\": [";
-        for (std::size_t i = 0; i < warnings.size(); ++i) {
-            if (i) s += ", ";
-            detail::json::write_string(s, warnings[i]);
-        }
-        s += "]}";
+        s += "], \"warnings\": ";
+        write_strings(s, warnings);
+        s += "}";
         return s;
     }
 
@@ -312,33 +309,15 @@ public:
             spec.constants.insert_or_assign(constants.keys[i], constants.array[i].string);
         }
         const Node& filled = rd.need(doc, top, "filled", Node::Kind::object);
-        for (std::size_t i = 0; i < filled.keys.size(); ++i) {
-            std::vector<std::size_t> calls;
-            for (auto c : rd.ints(filled.array[i], "$.filled." + filled.keys[i]))
-                calls.push_back(static_cast<std::size_t>(rd.non_negative_value(c, "$.filled." + filled.keys[i])));
-            spec.filled.insert_or_assign(filled.keys[i], std::move(calls));
-        }
+        for (std::size_t i = 0; i < filled.keys.size(); ++i)
+            spec.filled.insert_or_assign(filled.keys[i], rd.indices(filled.array[i], "$.filled." + filled.keys[i]));
         // absent came later: a spec written without it has none.
         if (doc.find("absent"))
             rd.each_object(rd.need(doc, "$", "absent", Node::Kind::array), "$.absent", [&](const Node& n, const std::string& at) {
                 AbsentInput a;
                 a.name = rd.need(n, at, "name", Node::Kind::string).string;
-                const auto calls = [&](const char* key) {
-                    std::vector<std::size_t> out;
-                    for (auto c : rd.ints(rd.need(n, at, key, Node::Kind::array), at + "." + key))
-                        out.push_back(static_cast<std::size_t>(rd.non_negative_value(c, at + "." + key)));
-                    return out;
-                };
-                const auto strings = [&](const char* key) {
-                    std::vector<std::string> out;
-                    const Node& list = rd.need(n, at, key, Node::Kind::array);
-                    for (std::size_t i = 0; i < list.array.size(); ++i) {
-                        if (list.array[i].kind != Node::Kind::string)
-                            rd.wrong(at + "." + key + "[" + std::to_string(i) + "]", "a string", list.array[i]);
-                        out.push_back(list.array[i].string);
-                    }
-                    return out;
-                };
+                const auto calls = [&](const char* key) { return rd.indices(rd.need(n, at, key, Node::Kind::array), at + "." + key); };
+                const auto strings = [&](const char* key) { return rd.strings(rd.need(n, at, key, Node::Kind::array), at + "." + key); };
                 a.calls = calls("calls");
                 a.fill = rd.need(n, at, "fill", Node::Kind::string).string;
                 a.user = rd.need(n, at, "user", Node::Kind::boolean).boolean;
@@ -351,12 +330,7 @@ public:
                                                  std::to_string(a.failing.size()) + " failing call(s)");
                 spec.absent.push_back(std::move(a));
             });
-        const Node& warnings = rd.need(doc, top, "warnings", Node::Kind::array);
-        for (std::size_t i = 0; i < warnings.array.size(); ++i) {
-            if (warnings.array[i].kind != Node::Kind::string)
-                rd.wrong("$.warnings[" + std::to_string(i) + "]", "a string", warnings.array[i]);
-            spec.warnings.push_back(warnings.array[i].string);
-        }
+        spec.warnings = rd.strings(rd.need(doc, top, "warnings", Node::Kind::array), "$.warnings");
         if (derived) {
             DimDefinitions d;
             for (const auto& r : spec.ranges) {
@@ -498,6 +472,9 @@ private:
         return s + "]";
     }
     static std::string join(const std::vector<std::size_t>& v) { return AbsentInput::join(v); }
+    static void write_indices(std::string& s, const std::vector<std::size_t>& v) {
+        write_ints(s, std::vector<std::int64_t>(v.begin(), v.end()));
+    }
     static void write_strings(std::string& s, const std::vector<std::string>& v) {
         s += "[";
         for (std::size_t i = 0; i < v.size(); ++i) {
@@ -580,6 +557,20 @@ private:
             for (std::size_t i = 0; i < n.array.size(); ++i) {
                 if (n.array[i].kind != Node::Kind::integer) wrong(at + "[" + std::to_string(i) + "]", "an integer", n.array[i]);
                 out.push_back(n.array[i].integer);
+            }
+            return out;
+        }
+        // Call indices: non-negative integers.
+        std::vector<std::size_t> indices(const Node& n, const std::string& at) const {
+            std::vector<std::size_t> out;
+            for (auto c : ints(n, at)) out.push_back(static_cast<std::size_t>(non_negative_value(c, at)));
+            return out;
+        }
+        std::vector<std::string> strings(const Node& n, const std::string& at) const {
+            std::vector<std::string> out;
+            for (std::size_t i = 0; i < n.array.size(); ++i) {
+                if (n.array[i].kind != Node::Kind::string) wrong(at + "[" + std::to_string(i) + "]", "a string", n.array[i]);
+                out.push_back(n.array[i].string);
             }
             return out;
         }

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <yobx/error.hpp>
+#include <yobx/observer/discrepancy.hpp>
 #include <yobx/observer/options.hpp>
 #include <yobx/tensor.hpp>
 
@@ -33,11 +34,6 @@ namespace detail {
 template <class T>
 concept has_full = requires(const T& t, const std::vector<std::int64_t>& shape, double value) {
     { tensor_traits<T>::full(shape, value, t) } -> std::same_as<T>;
-};
-
-template <class T>
-concept has_to_doubles = requires(const T& t) {
-    { tensor_traits<T>::to_doubles(t) } -> std::convertible_to<std::vector<double>>;
 };
 
 inline std::string number_text(double v) {
@@ -130,7 +126,7 @@ template <class T>
 T full_like(const std::vector<std::int64_t>& shape, double value, const T& like, const std::string& what) {
     if constexpr (has_full<T>) {
         T t = tensor_traits<T>::full(shape, value, like);
-        if constexpr (has_to_doubles<T>) {
+        if constexpr (TensorWithValues<T>) {
             if (value != 0) {
                 const T one = tensor_traits<T>::full(std::vector<std::int64_t>{1}, value, like);
                 const std::vector<double> got = tensor_traits<T>::to_doubles(one);

@@ -306,6 +306,11 @@ private:
     void fill_absent(std::vector<std::optional<T>>& aligned, const Ties& ties, const std::vector<std::string>& filled) const;
     V build_arguments(std::vector<std::optional<T>> aligned, const std::vector<std::string>& filled,
                       const ArgumentsOptions& options);
+    // Whether the input has a fill_if_missing fill, which replaces what value_if_missing supplied.
+    bool replaces_value(const std::string& key) const {
+        const auto it = fills_.find(key);
+        return it != fills_.end() && !it->second.by_value;
+    }
     // The fill of one input and what check_fills found about it.
     struct FillState {
         Fill<T> fill{};

@@ -179,7 +179,7 @@ inline std::optional<DimRelation> compose(const DimRelation& outer, const DimRel
         if (__builtin_mul_overflow(x, y, &p)) return std::nullopt;
         return p;
     };
-    if (outer.kind == RelationKind::scale && inner.kind == RelationKind::scale) {
+    if (outer.kind == inner.kind && (outer.kind == RelationKind::scale || outer.kind == RelationKind::floordiv)) {
         const auto p = product(k1, k2);
         if (!p) return std::nullopt;
         r.constant = *p;
@@ -187,12 +187,6 @@ inline std::optional<DimRelation> compose(const DimRelation& outer, const DimRel
     }
     if (outer.kind == RelationKind::offset && inner.kind == RelationKind::offset) {
         if (__builtin_add_overflow(k1, k2, &r.constant)) return std::nullopt;
-        return r;
-    }
-    if (outer.kind == RelationKind::floordiv && inner.kind == RelationKind::floordiv) {
-        const auto p = product(k1, k2);
-        if (!p) return std::nullopt;
-        r.constant = *p;
         return r;
     }
     if (outer.kind == RelationKind::floordiv && inner.kind == RelationKind::scale) {
