@@ -62,15 +62,16 @@ int run(int argc, char** argv) {
         else throw yobx::value_error("unexpected argument '" + std::string(a) + "'");
     }
     if (in.empty() || out.empty()) throw yobx::value_error("IN.onnx and OUT.onnx are required");
-    ::onnx::ModelProto model = yobx::onnx::load_model(in);
+    // the weights stay in the mapped file: read, inferred and written without being copied
+    yobx::onnx::ModelFile file(in);
     options.model_dir = std::filesystem::path(in).parent_path();
     if (options.model_dir.empty()) options.model_dir = ".";
-    const yobx::onnx::ShapeReport report = yobx::onnx::infer_shapes(model, options);
+    const yobx::onnx::ShapeReport report = yobx::onnx::infer_shapes(file.model(), options);
     if (!report_path.empty()) {
         std::ofstream r(report_path, std::ios::binary | std::ios::trunc);
         if (!r || !(r << report.to_json())) throw yobx::value_error("cannot write the report '" + report_path + "'");
     }
-    yobx::onnx::save_model(model, out);
+    file.save(out);
     std::cout << "yobx-onnx-shapes: " << report.summary() << "\n";
     return 0;
 }

@@ -11,10 +11,14 @@
 //   yobx::onnx::ShapeReport report = yobx::onnx::infer_shapes(model);
 //   yobx::onnx::save_model(model, "shaped.onnx");
 //   std::cout << report.summary() << "\n";
+//
+// ModelFile (yobx/adapters/onnx/model_file.hpp) does the same for a file without
+// copying its weights: what the command yobx-onnx-shapes uses.
 #pragma once
 
 #include <yobx/adapters/onnx/protobuf.hpp>
 
+#include <yobx/adapters/onnx/model_file.hpp>
 #include <yobx/adapters/onnx/options.hpp>
 #include <yobx/adapters/onnx/walker.hpp>
 #include <yobx/onnx/ops.hpp>

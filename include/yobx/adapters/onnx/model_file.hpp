@@ -1,0 +1,536 @@
+// yobx/adapters/onnx/model_file.hpp — a .onnx file read and written without copying its weights.
+//
+// Shape inference needs an initializer's type and dims, and the values of small
+// 1-D tensors; a model's bytes are mostly the payloads of its large initializers.
+// ModelFile maps the file, parses a copy of it in which those payloads are left
+// out (a wire-level pass over ModelProto.graph.initializer), and on save splices
+// the payloads back from the mapped file into what protobuf serializes: resnet18's
+// 46 MB are never parsed, copied into messages or serialized again. A file the
+// pass does not follow (groups, a graph field given twice, a malformed length) is
+// parsed whole instead, so what is read is always what protobuf reads.
+//
+//   yobx::onnx::ModelFile file("model.onnx");
+//   yobx::onnx::infer_shapes(file.model());
+//   file.save("shaped.onnx");
+#pragma once
+
+#include <yobx/adapters/onnx/protobuf.hpp>
+
+#include <yobx/error.hpp>
+#include <yobx/shape/sym_tensor.hpp>
+
+#include <cerrno>
+#include <cstdint>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <stdexcept>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#if __has_include(<sys/mman.h>) && __has_include(<fcntl.h>) && __has_include(<unistd.h>)
+// ONNX's parser names an enumerator MAP_TYPE, which <sys/mman.h> defines as a macro:
+// the parser first (the walk includes it through ONNX's shape inference anyway)
+#include <onnx/defs/parser.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#define YOBX_ONNX_MMAP 1
+#endif
+
+namespace yobx::onnx {
+
+namespace detail::wire {
+
+// Protobuf's wire format, what the pass needs of it: fields as (number, wire type,
+// byte range). Anything else (groups, a varint past 10 bytes, a length past the end)
+// makes the pass give up, and the file is parsed whole.
+enum : int { wire_varint = 0, wire_fixed64 = 1, wire_bytes = 2, wire_fixed32 = 5 };
+
+struct Field {
+    std::uint64_t number = 0;
+    int type = 0;
+    const char* begin = nullptr;  // the tag's first byte
+    const char* data = nullptr;   // the payload (after a length for `bytes`)
+    const char* end = nullptr;    // one past the field
+    std::uint64_t value = 0;      // a varint's value
+};
+
+inline bool read_varint(const char*& p, const char* end, std::uint64_t& v) {
+    v = 0;
+    for (int shift = 0; shift < 64 && p < end; shift += 7) {
+        const auto b = static_cast<unsigned char>(*p++);
+        v |= static_cast<std::uint64_t>(b & 0x7f) << shift;
+        if (!(b & 0x80)) return true;
+    }
+    return false;
+}
+
+/// The next field of [p, end); false at the end or on anything the pass does not follow.
+inline bool next_field(const char*& p, const char* end, Field& f) {
+    if (p >= end) return false;
+    f.begin = p;
+    std::uint64_t tag = 0;
+    if (!read_varint(p, end, tag) || (tag >> 3) == 0) return false;
+    f.number = tag >> 3;
+    f.type = static_cast<int>(tag & 7);
+    switch (f.type) {
+        case wire_varint:
+            f.data = p;
+            if (!read_varint(p, end, f.value)) return false;
+            break;
+        case wire_fixed64:
+        case wire_fixed32: {
+            const std::size_t w = f.type == wire_fixed64 ? 8 : 4;
+            if (static_cast<std::size_t>(end - p) < w) return false;
+            f.data = p;
+            p += w;
+            break;
+        }
+        case wire_bytes: {
+            std::uint64_t n = 0;
+            if (!read_varint(p, end, n) || n > static_cast<std::uint64_t>(end - p)) return false;
+            f.data = p;
+            p += n;
+            break;
+        }
+        default: return false;  // groups: deprecated, and never written by ONNX
+    }
+    f.end = p;
+    return true;
+}
+
+inline void put_varint(std::string& out, std::uint64_t v) {
+    while (v >= 0x80) {
+        out.push_back(static_cast<char>((v & 0x7f) | 0x80));
+        v >>= 7;
+    }
+    out.push_back(static_cast<char>(v));
+}
+
+/// A packed field's payload is whole: each varint ends inside it, fixed widths divide it.
+inline bool packed_ok(const Field& f, int element_type) {
+    if (element_type == wire_fixed32) return (f.end - f.data) % 4 == 0;
+    if (element_type == wire_fixed64) return (f.end - f.data) % 8 == 0;
+    for (const char* p = f.data; p < f.end;) {
+        std::uint64_t v = 0;
+        if (!read_varint(p, f.end, v)) return false;
+    }
+    return true;
+}
+
+// TensorProto's field numbers.
+inline constexpr std::uint64_t tensor_dims = 1, tensor_data_type = 2, tensor_name = 8;
+
+/// The element type of one of TensorProto's payload fields (float_data, int32_data,
+/// int64_data, raw_data, double_data, uint64_data), or -1 for another field.
+inline int payload_element(std::uint64_t number) {
+    switch (number) {
+        case 4: return wire_fixed32;  // float_data
+        case 5: return wire_varint;   // int32_data
+        case 7: return wire_varint;   // int64_data
+        case 9: return wire_bytes;    // raw_data
+        case 10: return wire_fixed64;  // double_data
+        case 11: return wire_varint;   // uint64_data
+        default: return -1;
+    }
+}
+
+}  // namespace detail::wire
+
+/// A model file read for shape inference: `model()` is the ModelProto with the payloads
+/// of its large initializers (rank >= 2, or more than SymTensor::max_values elements
+/// of a non-integer type) left in the file; `save(path)` writes the model with them
+/// put back, byte for byte. Errors are load_model's and save_model's.
+class ModelFile {
+public:
+    /// Reads `path`; a value_error names the file and what is wrong.
+    explicit ModelFile(const std::string& path) : path_(path) {
+        map(path);
+        parse();
+    }
+
+    /// A model from bytes in memory (a buffer, a network message), read the same way;
+    /// `name` stands for the file in errors.
+    static ModelFile from_bytes(std::string bytes, std::string name = "<bytes>") { return ModelFile(std::move(bytes), std::move(name)); }
+
+    ModelFile(const ModelFile&) = delete;
+    ModelFile& operator=(const ModelFile&) = delete;
+    /// Movable: the payloads stay where they are (the mapping, or a buffer on the heap).
+    ModelFile(ModelFile&& other) noexcept
+        : path_(std::move(other.path_)), data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)),
+#ifdef YOBX_ONNX_MMAP
+          mapped_(std::exchange(other.mapped_, nullptr)), fd_(std::exchange(other.fd_, -1)),
+#endif
+          buffer_(std::move(other.buffer_)), model_(std::move(other.model_)), stripped_(std::move(other.stripped_)) {
+    }
+    ModelFile& operator=(ModelFile&&) = delete;
+    ~ModelFile() { unmap(); }
+
+    /// The model as inference reads and writes it (large payloads left out).
+    ::onnx::ModelProto& model() noexcept { return model_; }
+    const ::onnx::ModelProto& model() const noexcept { return model_; }
+
+    /// Bytes of initializer payloads left in the file (0 when the file was parsed whole).
+    std::size_t bytes_left_in_file() const noexcept {
+        std::size_t n = 0;
+        for (const auto& s : stripped_)
+            for (const auto& r : s.payload) n += r.size();
+        return n;
+    }
+
+    /// The bytes save writes: what protobuf serializes, the payloads put back.
+    std::string serialize() const {
+        Spliced out;
+        splice(path_, out);
+        std::string bytes;
+        bytes.reserve(out.size);
+        for (const auto& p : out.pieces) bytes.append(p);
+        return bytes;
+    }
+
+    /// Writes the model, payloads put back, to a temporary file beside `path`, then
+    /// renames it: no partial file on failure. `path` may be the file that was read.
+    void save(const std::string& path) const {
+        Spliced out;
+        splice(path, out);
+        const std::string tmp = path + ".yobx-tmp";
+        const bool ok = write_pieces(tmp, out.pieces);
+        std::error_code ec;
+        if (ok) std::filesystem::rename(tmp, path, ec);
+        if (!ok || ec) {
+            std::filesystem::remove(tmp, ec);
+            throw value_error("cannot write '" + path + "'");
+        }
+    }
+
+private:
+    struct Stripped {
+        std::size_t index = 0;  // among the graph's initializers
+        std::string name;
+        std::vector<std::string_view> payload;  // whole fields (tag included), in the file
+    };
+
+    ModelFile(std::string bytes, std::string name) : path_(std::move(name)), buffer_(std::make_unique<std::string>(std::move(bytes))) {
+        data_ = buffer_->data();
+        size_ = buffer_->size();
+        if (size_ > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+            throw value_error("'" + path_ + "' is larger than protobuf reads (2 GiB)");
+        parse();
+    }
+
+    void parse() {
+        if (size_ == 0 || !light(std::string_view(data_, size_))) {
+            stripped_.clear();
+            if (size_ == 0 || !model_.ParseFromArray(data_, static_cast<int>(size_))) not_a_model();
+        }
+        if (!model_.has_graph()) throw value_error("'" + path_ + "' has no graph");
+    }
+
+    [[noreturn]] void not_a_model() const {
+        throw value_error("'" + path_ + "' is not an ONNX model (the protobuf does not parse: malformed or truncated)");
+    }
+
+    void map(const std::string& path) {
+        namespace fs = std::filesystem;
+        std::error_code ec;
+        if (!fs::is_regular_file(path, ec)) throw value_error("cannot open '" + path + "'");
+        const auto size = fs::file_size(path, ec);
+        if (ec) throw value_error("cannot open '" + path + "'");
+        if (size > static_cast<std::uintmax_t>(std::numeric_limits<int>::max()))
+            throw value_error("'" + path + "' is larger than protobuf reads (2 GiB)");
+        size_ = static_cast<std::size_t>(size);
+        if (size_ == 0) return;
+#ifdef YOBX_ONNX_MMAP
+        const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) throw value_error("cannot open '" + path + "'");
+        struct stat st {};
+        if (::fstat(fd, &st) != 0 || static_cast<std::uintmax_t>(st.st_size) != size) {
+            ::close(fd);
+            throw value_error("cannot read '" + path + "'");
+        }
+        void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (p == MAP_FAILED) {
+            ::close(fd);
+            throw value_error("cannot read '" + path + "'");
+        }
+        fd_ = fd;  // kept for save's copy_file_range
+        mapped_ = p;
+        data_ = static_cast<const char*>(p);
+#else
+        std::ifstream in(path, std::ios::binary);
+        buffer_ = std::make_unique<std::string>(size_, '\0');
+        if (!in || !in.read(buffer_->data(), static_cast<std::streamsize>(size_))) throw value_error("cannot read '" + path + "'");
+        data_ = buffer_->data();
+#endif
+    }
+
+#ifdef YOBX_ONNX_MMAP
+    /// Writes the pieces to a new file: the large ones that lie in the mapped file are
+    /// copied by the kernel from the file read (copy_file_range: no page of them touched
+    /// here, and a filesystem with shared extents shares them), the rest written.
+    bool write_pieces(const std::string& file, const std::vector<std::string_view>& pieces) const {
+        const int out = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+        if (out < 0) return false;
+        std::string pending;
+        const auto write_all = [&](const char* p, std::size_t n) {
+            while (n > 0) {
+                const auto w = ::write(out, p, n);
+                if (w < 0 && errno == EINTR) continue;
+                if (w <= 0) return false;
+                p += w;
+                n -= static_cast<std::size_t>(w);
+            }
+            return true;
+        };
+        const auto flush = [&] {
+            const bool done = write_all(pending.data(), pending.size());
+            pending.clear();
+            return done;
+        };
+        bool ok = true, kernel_copy = true;
+        for (const auto& piece : pieces) {
+            const bool in_file = fd_ >= 0 && piece.data() >= data_ && piece.data() + piece.size() <= data_ + size_;
+            if (!in_file || piece.size() < (std::size_t{1} << 16)) {
+                pending.append(piece);
+                if (pending.size() >= (std::size_t{1} << 20)) ok = ok && flush();
+                continue;
+            }
+            ok = ok && flush();
+            std::size_t done = 0;
+#ifdef __linux__
+            auto offset = static_cast<off_t>(piece.data() - data_);
+            while (ok && kernel_copy && done < piece.size()) {
+                const auto c = ::copy_file_range(fd_, &offset, out, nullptr, piece.size() - done, 0);
+                if (c < 0 && errno == EINTR) continue;
+                if (c <= 0) kernel_copy = done == 0 && c < 0 ? false : (ok = false);  // not supported here: write it
+                else done += static_cast<std::size_t>(c);
+            }
+#endif
+            ok = ok && write_all(piece.data() + done, piece.size() - done);
+        }
+        ok = ok && flush();
+        return (::close(out) == 0) && ok;
+    }
+#else
+    bool write_pieces(const std::string& file, const std::vector<std::string_view>& pieces) const {
+        std::ofstream out(file, std::ios::binary | std::ios::trunc);
+        for (const auto& p : pieces) out.write(p.data(), static_cast<std::streamsize>(p.size()));
+        out.close();
+        return static_cast<bool>(out);
+    }
+#endif
+
+    void unmap() noexcept {
+#ifdef YOBX_ONNX_MMAP
+        if (mapped_) ::munmap(mapped_, size_);
+        if (fd_ >= 0) ::close(fd_);
+#endif
+    }
+
+    /// The wire-level pass: parses the file with the large payloads of the graph's
+    /// initializers left out. False when it does not follow the file (parsed whole then).
+    bool light(std::string_view file) {
+        using namespace detail::wire;
+        const char* p = file.data();
+        const char* const end = p + file.size();
+        std::string bytes;
+        bytes.reserve(1 << 16);
+        Field f;
+        bool graph_seen = false;
+        while (p < end) {
+            if (!next_field(p, end, f)) return false;
+            if (f.number != 7) {  // ModelProto.graph
+                bytes.append(f.begin, f.end);
+                continue;
+            }
+            if (f.type != wire_bytes || graph_seen) return false;
+            graph_seen = true;
+            std::string graph;
+            if (!light_graph(f.data, f.end, graph)) return false;
+            put_varint(bytes, (7 << 3) | wire_bytes);
+            put_varint(bytes, graph.size());
+            bytes += graph;
+        }
+        if (stripped_.empty()) return false;  // nothing saved: protobuf reads the file itself
+        return model_.ParseFromString(bytes);
+    }
+
+    bool light_graph(const char* p, const char* end, std::string& out) {
+        using namespace detail::wire;
+        Field f;
+        std::size_t index = 0;
+        while (p < end) {
+            if (!next_field(p, end, f)) return false;
+            if (f.number != 5 || f.type != wire_bytes) {  // GraphProto.initializer
+                out.append(f.begin, f.end);
+                continue;
+            }
+            Stripped s;
+            s.index = index++;
+            std::string tensor;
+            const auto strip = light_tensor(f.data, f.end, tensor, s);
+            if (!strip) return false;
+            if (!*strip) {
+                out.append(f.begin, f.end);
+                continue;
+            }
+            put_varint(out, (5 << 3) | wire_bytes);
+            put_varint(out, tensor.size());
+            out += tensor;
+            stripped_.push_back(std::move(s));
+        }
+        return true;
+    }
+
+    /// Whether the tensor's payload is left out (then `out` holds the rest of its fields);
+    /// nullopt when the pass does not follow the tensor.
+    static std::optional<bool> light_tensor(const char* p, const char* end, std::string& out, Stripped& s) {
+        using namespace detail::wire;
+        Field f;
+        std::size_t rank = 0, payload = 0;
+        std::int64_t count = 1;
+        std::uint64_t data_type = 0;
+        bool valid_dims = true;
+        const auto dim = [&](std::uint64_t d) {
+            const auto v = static_cast<std::int64_t>(d);
+            ++rank;
+            if (v < 0 || __builtin_mul_overflow(count, v, &count)) valid_dims = false;
+        };
+        std::vector<Field> fields;
+        while (p < end) {
+            if (!next_field(p, end, f)) return std::nullopt;
+            if (f.number == tensor_dims) {
+                if (f.type == wire_varint) dim(f.value);
+                else if (f.type == wire_bytes) {
+                    for (const char* q = f.data; q < f.end;) {
+                        std::uint64_t d = 0;
+                        if (!read_varint(q, f.end, d)) return std::nullopt;
+                        dim(d);
+                    }
+                } else return std::nullopt;
+            } else if (f.number == tensor_data_type && f.type == wire_varint) {
+                data_type = f.value;
+            } else if (f.number == tensor_name && f.type == wire_bytes) {
+                s.name.assign(f.data, f.end);
+            }
+            const int element = payload_element(f.number);
+            if (element >= 0) {
+                const bool packed = f.type == wire_bytes;
+                if (!(packed || f.type == element) || (packed && element != wire_bytes && !packed_ok(f, element)))
+                    return std::nullopt;
+                payload += static_cast<std::size_t>(f.end - f.begin);
+            }
+            fields.push_back(f);
+        }
+        const bool integer = data_type == ::onnx::TensorProto::INT32 || data_type == ::onnx::TensorProto::INT64;
+        const bool unread = rank >= 2 || (count > SymTensor::max_values && !integer);
+        if (!valid_dims || !unread || payload < 1024) return false;
+        for (const auto& x : fields) {
+            if (payload_element(x.number) >= 0) s.payload.emplace_back(x.begin, static_cast<std::size_t>(x.end - x.begin));
+            else out.append(x.begin, x.end);
+        }
+        return true;
+    }
+
+    /// What save writes, in pieces: what protobuf serializes, with each left-out payload
+    /// appended to its tensor (where a field sits in a message does not change it).
+    struct Spliced {
+        std::string light;
+        std::deque<std::string> owned;  // lengths written anew; a deque keeps their addresses
+        std::vector<std::string_view> pieces;
+        std::size_t size = 0;
+    };
+    /// Fills `out` in place: its pieces point into its own strings.
+    void splice(const std::string& path, Spliced& out) const {
+        if (!model_.SerializeToString(&out.light)) throw value_error("cannot write '" + path + "': the model does not serialize");
+        splice_into(path, out.light, out.pieces, out.owned);
+        for (const auto& p : out.pieces) out.size += p.size();
+    }
+
+    void splice_into(const std::string& path, const std::string& light, std::vector<std::string_view>& pieces, std::deque<std::string>& owned) const {
+        using namespace detail::wire;
+        if (stripped_.empty()) {
+            pieces.emplace_back(light);
+            return;
+        }
+        const char* p = light.data();
+        const char* const end = p + light.size();
+        Field f;
+        bool done = false;
+        while (p < end) {
+            if (!next_field(p, end, f)) throw std::logic_error("yobx: the serialized model does not scan");
+            if (f.number != 7 || f.type != wire_bytes) {
+                pieces.emplace_back(f.begin, static_cast<std::size_t>(f.end - f.begin));
+                continue;
+            }
+            std::vector<std::string_view> graph;
+            std::size_t graph_size = 0, index = 0;
+            auto next = stripped_.begin();
+            const auto add = [&](std::string_view v) {
+                graph.push_back(v);
+                graph_size += v.size();
+            };
+            for (const char* q = f.data; q < f.end;) {
+                Field g;
+                if (!next_field(q, f.end, g)) throw std::logic_error("yobx: the serialized graph does not scan");
+                if (g.number != 5 || g.type != wire_bytes || next == stripped_.end() || index++ != next->index) {
+                    add(std::string_view(g.begin, static_cast<std::size_t>(g.end - g.begin)));
+                    continue;
+                }
+                if (const auto now = name_of(g); now != next->name) changed(path, *next, "'" + now + "'");
+                std::size_t size = static_cast<std::size_t>(g.end - g.data);
+                for (const auto& r : next->payload) size += r.size();
+                auto& head = owned.emplace_back();
+                put_varint(head, (5 << 3) | wire_bytes);
+                put_varint(head, size);
+                add(head);
+                add(std::string_view(g.data, static_cast<std::size_t>(g.end - g.data)));
+                for (const auto& r : next->payload) add(r);
+                ++next;
+            }
+            if (next != stripped_.end()) changed(path, *next, "none");
+            auto& head = owned.emplace_back();
+            put_varint(head, (7 << 3) | wire_bytes);
+            put_varint(head, graph_size);
+            pieces.emplace_back(head);
+            pieces.insert(pieces.end(), graph.begin(), graph.end());
+            done = true;
+        }
+        if (!done) throw std::logic_error("yobx: the serialized model has no graph");
+    }
+
+    /// The name of a serialized TensorProto (its last name field, as protobuf reads it).
+    static std::string name_of(const detail::wire::Field& tensor) {
+        std::string name;
+        detail::wire::Field f;
+        for (const char* p = tensor.data; detail::wire::next_field(p, tensor.end, f);)
+            if (f.number == detail::wire::tensor_name && f.type == detail::wire::wire_bytes) name.assign(f.data, f.end);
+        return name;
+    }
+
+    [[noreturn]] static void changed(const std::string& path, const Stripped& was, const std::string& now) {
+        throw value_error("cannot save '" + path + "': the graph's initializers were added, removed or reordered after it was read (initializer " +
+                          std::to_string(was.index) + " was '" + was.name + "', now " + now +
+                          "); ModelFile keeps their large payloads in the file and puts them back by position");
+    }
+
+    std::string path_;
+    const char* data_ = nullptr;
+    std::size_t size_ = 0;
+#ifdef YOBX_ONNX_MMAP
+    void* mapped_ = nullptr;
+    int fd_ = -1;
+#endif
+    std::unique_ptr<std::string> buffer_;  // the bytes when not mapped (on the heap: a move keeps them in place)
+    ::onnx::ModelProto model_;
+    std::vector<Stripped> stripped_;
+};
+
+}  // namespace yobx::onnx
