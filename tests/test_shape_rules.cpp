@@ -83,6 +83,22 @@ TEST_CASE("broadcast of two unrelated symbols follows the policy") {
         CHECK(str(shape::broadcast(d.env, {{d.a, d.b}, {d.c, d.b}}, BroadcastPolicy::new_symbol)) == "[s0, b]");
         CHECK(d.env.hint("s0") == 4);
     }
+    SUBCASE("new_symbol: a side the lattice proves the Max of both (both at least 1) is exact") {
+        ShapeEnv env;
+        const SymInt n = env.create_symbol("n", 7, ValueRange::at_least(1)), e = env.create_symbol("e", 4, ValueRange::at_least(1));
+        // a position table of 64 rows sliced to the sequence, added to a [e, n] tensor
+        const SymInt sliced = sym_min(SymInt(64), n);
+        CHECK(str(shape::broadcast(env, {{e, n}, {1, sliced}}, BroadcastPolicy::new_symbol)) == "[e, n]");
+        CHECK(str(shape::broadcast(env, {{sliced}, {n}}, BroadcastPolicy::new_symbol)) == "[n]");
+        CHECK(env.runtime_asserts().empty());
+        // unrelated: a fresh symbol, as before
+        CHECK(str(shape::broadcast(env, {{n}, {e}}, BroadcastPolicy::new_symbol)) == "[s0]");
+    }
+    SUBCASE("new_symbol: a side that may be 0 keeps the fresh symbol (0 with 1 broadcasts to 0, not Max)") {
+        ShapeEnv env;
+        const SymInt n = env.create_symbol("n", 7);
+        CHECK(str(shape::broadcast(env, {{n}, {sym_min(SymInt(64), n)}}, BroadcastPolicy::new_symbol)) == "[s0]");
+    }
     SUBCASE("draft: the hints say a == c, recorded in the report") {
         Dims d(ShapeEnvMode::draft);
         CHECK(str(shape::broadcast(d.env, {{d.a, d.b}, {d.c, d.b}})) == "[a, b]");

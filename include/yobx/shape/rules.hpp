@@ -49,7 +49,9 @@ inline std::string format_shapes(std::span<const Shape> shapes) {
 /// - sym_max: the result is `Max(a, c)`, the behaviour of the shipped patches.
 ///   Like torch, whose backed sizes are at least 2, it assumes a side that may
 ///   be 0 is not 0 where the other is 1: there the broadcast is 0, not Max;
-/// - new_symbol: the result is a fresh symbol, ONNX's rule for two symbols.
+/// - new_symbol: the result is a fresh symbol, ONNX's rule for two symbols, unless
+///   both are at least 1 and Max(a, c) is provably one of them (`n` with
+///   `Min(64, n)` is `n`): every valid graph broadcasts to that side.
 enum class BroadcastPolicy { strict, sym_max, new_symbol };
 
 /// "strict", "sym_max", "new_symbol".
@@ -190,6 +192,14 @@ inline std::optional<SymInt> broadcast_dim(ShapeEnv& env, const SymInt& a0, cons
             return std::nullopt;
         case BroadcastPolicy::sym_max: return env.simplify(sym_max(a, b));
         case BroadcastPolicy::new_symbol: {
+            // Both sides at least 1: a valid graph broadcasts them to Max(a, b) (equal, or one
+            // is 1). When the lattice proves that Max one of them, that side is exact:
+            // Max(n, Min(64, n)) is n (a position table sliced to the sequence, added to it).
+            if (env.statically_known_true(a >= 1) && env.statically_known_true(b >= 1)) {
+                const SymInt m = sym_max(a, b);
+                if (env.statically_known_true(m == a)) return a;
+                if (env.statically_known_true(m == b)) return b;
+            }
             // The fresh symbol gets the hints' broadcast as its hint, when there is one.
             std::optional<std::int64_t> hint;
             if (ha && hb && (*ha == *hb || *hb == 1)) hint = ha;
