@@ -16,6 +16,9 @@ case "$mode" in
           -DYOBX_BUILD_BENCHMARKS=OFF -DCMAKE_INSTALL_PREFIX="$work/prefix" > "$work/log" 2>&1
     cmake --install "$work/yobx-build" >> "$work/log" 2>&1
     test -f "$work/prefix/share/cmake/yobx/yobxConfigVersion.cmake"
+    # the Python step, installed with the headers
+    test -x "$work/prefix/bin/yobx-export" || { echo "bin/yobx-export not installed"; exit 1; }
+    "$work/prefix/bin/yobx-export" --help | grep -q -- "--observed" || { echo "yobx-export --help failed"; exit 1; }
     cmake -S "$here" -B "$work/build" -DCMAKE_PREFIX_PATH="$work/prefix" >> "$work/log" 2>&1
     ;;
   minimal|required)

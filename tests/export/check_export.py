@@ -3,17 +3,20 @@ wrote, then runs the exported program on the inputs of every observed call.
 
     /usr/bin/python3 tests/export/check_export.py <tiny_llm|resnet18|encoder|bert> <directory>
 
-The directory holds, written by C++:
-- <name>_export_args.pt: InputObserver::infer_export_arguments, saved with
+The directory holds, written by C++, either <name>/ as
+yobx::libtorch::save_observations writes it (export_args.pt, dynamic_shapes.py,
+calls.pt, made.pt: the layout yobx-export reads) or the demo's files
+<name>_export_args.pt, <name>_dynamic_shapes.py, <name>_calls.pt; and, when present,
+<name>_derived_shapes.py: to_python() with derived_dims (Python code
+ending in `dynamic_shapes = ...`). The model is exported with each literal.
+- export_args: InputObserver::infer_export_arguments, saved with
   yobx::libtorch::save_value (a tuple of positional arguments or a dict of
   keyword arguments);
-- <name>_dynamic_shapes.py: `dynamic_shapes = ` followed by
-  DynamicShapes::to_python(), exactly as printed; and, when present,
-  <name>_derived_shapes.py: to_python() with derived_dims (Python code
-  ending in `dynamic_shapes = ...`). The model is exported with each (the demo writes both too);
-- <name>_calls.pt: the list of every observed call's arguments,
+- dynamic_shapes.py: `dynamic_shapes = ` followed by
+  DynamicShapes::to_python(), exactly as printed;
+- calls: the list of every observed call's arguments,
   infer_arguments(i) for each call i, in the same form (absent inputs filled);
-- <name>_made.pt, when present: every call as it was made, (args, kwargs)
+- made, when present: every call as it was made, (args, kwargs)
   with None or no key for an absent input. The eager model's outputs on the
   call as made are what the exported program, given the filled call, must
   give: a fill that changes the call's meaning fails here.
@@ -71,7 +74,12 @@ def load_dynamic_shapes(path):
 
 
 def main(name, directory):
-    path = lambda suffix: os.path.join(directory, f"{name}_{suffix}")  # noqa: E731
+    observed = os.path.join(directory, name)
+    if os.path.isdir(observed):  # save_observations' layout, the derived literal beside it
+        path = lambda suffix: os.path.join(observed, suffix) if suffix != "derived_shapes.py" else \
+            os.path.join(directory, f"{name}_{suffix}")  # noqa: E731
+    else:
+        path = lambda suffix: os.path.join(directory, f"{name}_{suffix}")  # noqa: E731
     export_args = torch.load(path("export_args.pt"))
     calls = torch.load(path("calls.pt"))
     made = torch.load(path("made.pt")) if os.path.exists(path("made.pt")) else None

@@ -149,3 +149,20 @@ def make(name):
     else:
         raise ValueError(f"unknown model {name!r}")
     return model.eval()
+
+
+# Factories without arguments, as yobx-export's --model MODULE:FACTORY takes them.
+def tiny_llm():
+    return make("tiny_llm")
+
+
+def resnet18():
+    return make("resnet18")
+
+
+def encoder():
+    return make("encoder")
+
+
+def bert():
+    return make("bert")

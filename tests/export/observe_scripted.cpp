@@ -1,13 +1,12 @@
 // Observes a TorchScript model written by script_model.py while C++ calls it,
-// then writes what check_export.py exports with the real torch.export:
-// <name>_export_args.pt (infer_export_arguments), <name>_dynamic_shapes.py
-// (to_python() as printed), <name>_derived_shapes.py (to_python() with
-// derived_dims), <name>_calls.pt (every call's arguments, absent inputs filled with
-// the fills check_fills chose) and <name>_made.pt (every call as it was made). The detector
+// then writes what check_export.py and yobx-export export with the real torch.export:
+// <name>/ (save_observations: export_args.pt, dynamic_shapes.py, calls.pt with absent
+// inputs filled as check_fills chose, made.pt) and <name>_derived_shapes.py (to_python()
+// with derived_dims). The detector
 // (fasterrcnn) and the LSTM (whose scripted method is forward__0) are only
 // observed, and their calls replayed on the module.
 //   observe_scripted <resnet18|encoder|bert|fasterrcnn|lstm> <module.pt> <output directory>
-// With `--package <name>.pt2` (an AOTInductor package aoti_package.py compiled from those files), it
+// With `--package <name>.pt2` (an AOTInductor package yobx-export compiled from those files), it
 // observes the same calls again and checks the package on each, absent inputs filled as
 // check_fills chose: its outputs must be the module's on the call as made.
 #include <yobx/adapters/aoti.hpp>
@@ -195,15 +194,8 @@ int main(int argc, char** argv) {
     const yobx::DynamicShapes ds = observer.infer_dynamic_shapes({.dim_names = true});
     const yobx::DynamicShapes derived = observer.infer_dynamic_shapes({.dim_names = true, .derived_dims = true});
     const yobx::Value<at::Tensor> export_args = observer.infer_export_arguments();
-    yobx::Value<at::Tensor>::List calls;
-    for (std::size_t i = 0; i < observer.num_obs(); ++i) calls.push_back(observer.infer_arguments(i));
-    yobx::libtorch::save_value(export_args, dir + "/" + name + "_export_args.pt");
-    yobx::libtorch::save_value(yobx::Value<at::Tensor>::list(std::move(calls)), dir + "/" + name + "_calls.pt");
-    // the calls as they were made ((args, kwargs), None for an absent positional argument)
-    yobx::Value<at::Tensor>::List made;
-    for (std::size_t i = 0; i < observer.num_obs(); ++i) made.push_back(observer.info().observed_arguments(i));
-    yobx::libtorch::save_value(yobx::Value<at::Tensor>::list(std::move(made)), dir + "/" + name + "_made.pt");
-    write_python(dir + "/" + name + "_dynamic_shapes.py", name, ds.to_python());
+    // <dir>/<name>/: export_args.pt, dynamic_shapes.py, calls.pt, made.pt, what yobx-export reads
+    yobx::libtorch::save_observations(observer, dir + "/" + name);
     write_python(dir + "/" + name + "_derived_shapes.py", name, derived.to_python());
     // the labels as strings, for an ONNX export's dynamic axes (tests/onnx/check_models.py)
     write_python(dir + "/" + name + "_dynamic_axes.py", name, ds.to_python_strings());

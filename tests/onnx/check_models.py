@@ -68,7 +68,7 @@ def observed(base):
     scope = {}
     exec(open(path("dynamic_axes.py")).read(), scope)
     labels = scope["dynamic_shapes"]
-    calls = torch.load(path("calls.pt"))
+    calls = torch.load(os.path.join(OBSERVED, base, "calls.pt"))  # save_observations' layout
     model = models.make(base)
     by_name = isinstance(calls[0], dict)
     if by_name:

@@ -32,6 +32,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -432,6 +433,43 @@ inline void save_value(const TValue& v, const std::string& path) {
     if (!out) throw runtime_error("save_value: cannot open '" + path + "' for writing");
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     if (!out) throw runtime_error("save_value: writing '" + path + "' failed");
+}
+
+/// What save_observations writes: the options of the export arguments and of the
+/// dynamic shapes (labels named by default, so that the literal reads like the model).
+struct SaveObservationsOptions {
+    ExportArgumentsOptions arguments{};
+    DynamicShapesOptions dynamic_shapes{.dim_names = true};
+};
+
+/// Writes the files `yobx-export` (tools/yobx_export.py) reads, into `dir` (created):
+///   export_args.pt      infer_export_arguments(): the arguments to export with (save_value);
+///   dynamic_shapes.py   `dynamic_shapes = ` and infer_dynamic_shapes().to_python(), as printed;
+///   calls.pt            every observed call, infer_arguments(i): absent inputs filled (with
+///                       the fills check_fills chose, when it ran);
+///   made.pt             every call as it was made, (args, kwargs), None or no key for an
+///                       absent input: what the eager model is run on to check the export.
+/// torch.load reads the .pt files with its default weights_only=True.
+///   yobx::libtorch::save_observations(observer, "observed");
+///   // $ yobx-export --model mymodels:make_model --observed observed --aoti model.pt2
+inline void save_observations(InputObserver<at::Tensor>& observer, const std::string& dir,
+                              const SaveObservationsOptions& options = {}) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) throw runtime_error("save_observations: cannot create '" + dir + "': " + ec.message());
+    const std::string literal = observer.infer_dynamic_shapes(options.dynamic_shapes).to_python();
+    save_value(observer.infer_export_arguments(options.arguments), dir + "/export_args.pt");
+    TValue::List calls, made;
+    for (std::size_t i = 0; i < observer.num_obs(); ++i) {
+        calls.push_back(observer.infer_arguments(i));
+        made.push_back(observer.info().observed_arguments(i));
+    }
+    save_value(TValue::list(std::move(calls)), dir + "/calls.pt");
+    save_value(TValue::list(std::move(made)), dir + "/made.pt");
+    std::ofstream py(dir + "/dynamic_shapes.py");
+    py << "# The dynamic shapes inferred by yobx from " << observer.num_obs() << " observed calls.\nimport torch\n\n"
+       << (literal.find("dynamic_shapes = ") == std::string::npos ? "dynamic_shapes = " : "") << literal << "\n";
+    if (!py) throw runtime_error("save_observations: cannot write '" + dir + "/dynamic_shapes.py'");
 }
 
 /// The C++ counterpart of transformers' DynamicCache: per layer, a key and a

@@ -1,0 +1,225 @@
+#!/usr/bin/env python3
+"""yobx-export: torch.export, and optionally an AOTInductor package, from the calls
+a C++ program observed with yobx.
+
+    yobx-export --model MODULE:FACTORY --observed DIR [--aoti OUT.pt2] [--atol 1e-4]
+
+DIR holds what yobx::libtorch::save_observations writes (docs/aoti.md):
+export_args.pt (the arguments to export with), dynamic_shapes.py (the
+`dynamic_shapes = ...` literal, as printed), calls.pt (every observed call,
+absent inputs filled) and made.pt (every call as it was made). FACTORY, a
+function of MODULE (imported from the current directory or sys.path) called
+without arguments, builds the eager model: torch.export does not take a
+TorchScript module.
+
+The model is exported with torch.export.export; the exported program is run on
+every observed call and its outputs compared with the eager model's on the
+call as made. With --aoti, the program is compiled with
+torch._inductor.aoti_compile_and_package, the package loaded and checked on
+every call the same way, and only then written to OUT.pt2, with the metadata
+`yobx.inputs` (each tensor input's dtype and shape, its dynamic dimensions as
+the program's symbols) that yobx::libtorch::PackageRunner checks a call
+against before it runs. Any failure (the import, the export, a call: its index,
+its shapes and torch's message) is one message on stderr and exit status 1,
+and nothing is written. Needs torch >= 2.6 (and, for --aoti, a C++ compiler,
+python3-dev, python3-setuptools and libomp-dev on Debian 13).
+"""
+import argparse
+import importlib
+import json
+import os
+import sys
+import tempfile
+import time
+
+
+class Failure(Exception):
+    """What yobx-export prints before exiting with status 1."""
+
+
+def first_lines(error, n=6):
+    text = f"{type(error).__name__}: {error}".strip()
+    lines = text.splitlines()
+    return "\n".join(lines[:n]) + ("\n  ..." if len(lines) > n else "")
+
+
+def load_factory(spec):
+    module_name, sep, factory_name = spec.partition(":")
+    if not sep or not module_name or not factory_name:
+        raise Failure(f"--model '{spec}': expected MODULE:FACTORY (a module and a function building the eager model)")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as e:
+        raise Failure(f"--model '{spec}': cannot import '{module_name}': {first_lines(e, 2)}")
+    factory = getattr(module, factory_name, None)
+    if not callable(factory):
+        raise Failure(f"--model '{spec}': module '{module_name}' has no function '{factory_name}'")
+    try:
+        model = factory()
+    except Exception as e:
+        raise Failure(f"--model '{spec}': {factory_name}() failed: {first_lines(e, 3)}")
+    import torch
+    if isinstance(model, torch.jit.ScriptModule):
+        raise Failure(f"--model '{spec}': {factory_name}() returned a TorchScript module; torch.export needs the eager nn.Module")
+    if not isinstance(model, torch.nn.Module):
+        raise Failure(f"--model '{spec}': {factory_name}() returned a {type(model).__name__}, not a torch.nn.Module")
+    return model.eval()
+
+
+def read_observed(directory):
+    import torch
+    files = {}
+    for name in ("export_args.pt", "dynamic_shapes.py", "calls.pt"):
+        path = os.path.join(directory, name)
+        if not os.path.isfile(path):
+            raise Failure(f"--observed '{directory}': no {name} (yobx::libtorch::save_observations writes it)")
+        files[name] = path
+    try:
+        export_args = torch.load(files["export_args.pt"])
+        calls = torch.load(files["calls.pt"])
+        made_path = os.path.join(directory, "made.pt")
+        made = torch.load(made_path) if os.path.isfile(made_path) else None
+    except Exception as e:
+        raise Failure(f"--observed '{directory}': cannot read the saved arguments: {first_lines(e, 2)}")
+    scope = {}
+    try:
+        with open(files["dynamic_shapes.py"]) as f:
+            exec(compile(f.read(), files["dynamic_shapes.py"], "exec"), scope)
+    except Exception as e:
+        raise Failure(f"{files['dynamic_shapes.py']}: {first_lines(e, 2)}")
+    if "dynamic_shapes" not in scope:
+        raise Failure(f"{files['dynamic_shapes.py']} defines no dynamic_shapes")
+    if made is not None and len(made) != len(calls):
+        raise Failure(f"--observed '{directory}': made.pt has {len(made)} calls, calls.pt {len(calls)}")
+    return export_args, scope["dynamic_shapes"], calls, made
+
+
+def split(arguments):
+    """(args, kwargs) of a saved tuple or dict, or of an (args, kwargs) pair as made.pt holds."""
+    if isinstance(arguments, dict):
+        return (), arguments
+    if isinstance(arguments, (tuple, list)):
+        return tuple(arguments), {}
+    raise Failure(f"saved arguments must be a tuple or a dict, got {type(arguments).__name__}")
+
+
+def shapes(arguments):
+    import torch
+    import torch.utils._pytree as pytree
+    return [list(t.shape) for t in pytree.tree_leaves(arguments) if isinstance(t, torch.Tensor)]
+
+
+def max_difference(expected, got):
+    """The largest absolute difference; NaN on both sides agrees, NaN against a number is infinite."""
+    import torch
+    import torch.utils._pytree as pytree
+    e, g = pytree.tree_leaves(expected), pytree.tree_leaves(got)
+    if len(e) != len(g):
+        return f"{len(g)} outputs, the eager model gives {len(e)}"
+    worst = 0.0
+    for a, b in zip(e, g):
+        if not isinstance(a, torch.Tensor):
+            if a != b:
+                return f"output {b!r}, the eager model gives {a!r}"
+            continue
+        if tuple(a.shape) != tuple(b.shape):
+            return f"an output of shape {list(b.shape)}, the eager model's is {list(a.shape)}"
+        if a.numel():
+            a, b = a.detach().double(), b.detach().double()
+            d = (a - b).abs()
+            d[torch.isnan(a) & torch.isnan(b)] = 0
+            d[torch.isnan(d)] = float("inf")
+            worst = max(worst, d.max().item())
+    return worst
+
+
+def check_calls(what, run, calls, expected, atol):
+    """Runs `run` on every call; returns the largest difference or raises Failure."""
+    worst = 0.0
+    for i, call in enumerate(calls):
+        args, kwargs = split(call)
+        try:
+            got = run(*args, **kwargs)
+        except Exception as e:
+            raise Failure(f"call {i} {shapes(call)}: {what} failed: {first_lines(e)}")
+        diff = max_difference(expected[i], got)
+        if isinstance(diff, str):
+            raise Failure(f"call {i} {shapes(call)}: {what} gives {diff}")
+        if not diff <= atol:
+            raise Failure(f"call {i} {shapes(call)}: {what} differs from the eager model by {diff:.3g} (--atol {atol:g})")
+        worst = max(worst, diff)
+    return worst
+
+
+def tensor_inputs(program):
+    """Each tensor input of the program, in the order of the flat call: dtype and shape,
+    a dynamic dimension as the program's symbol or expression (s0, s1 + s2)."""
+    from torch.export.graph_signature import InputKind, TensorArgument
+    values = {n.name: n.meta["val"] for n in program.graph.nodes if n.op == "placeholder"}
+    return [{"dtype": str(values[s.arg.name].dtype).removeprefix("torch."),
+             "shape": [d if isinstance(d, int) else str(d) for d in values[s.arg.name].shape]}
+            for s in program.graph_signature.input_specs
+            if s.kind == InputKind.USER_INPUT and isinstance(s.arg, TensorArgument)]
+
+
+def run(argv):
+    parser = argparse.ArgumentParser(prog="yobx-export", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", required=True, help="MODULE:FACTORY, a function building the eager model")
+    parser.add_argument("--observed", required=True, help="the directory save_observations wrote")
+    parser.add_argument("--aoti", help="compile an AOTInductor package into this .pt2 file")
+    parser.add_argument("--atol", type=float, default=1e-4, help="largest difference allowed with the eager model (1e-4)")
+    options = parser.parse_args(argv)
+    import torch
+    if tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2]) < (2, 6):
+        raise Failure(f"torch >= 2.6 is needed (torch.export.Dim.DYNAMIC, AOTInductor packages), this is {torch.__version__}")
+    model = load_factory(options.model)
+    export_args, dynamic_shapes, calls, made = read_observed(options.observed)
+    # Gradients stay enabled: under no_grad, nn.TransformerEncoder's fused fast path cannot be traced.
+    expected = []
+    for i, call in enumerate(made if made is not None else calls):
+        args, kwargs = split(call) if made is None else (tuple(call[0]), dict(call[1]))
+        try:
+            expected.append(model(*args, **kwargs))
+        except Exception as e:
+            raise Failure(f"call {i} {shapes(call)}: the eager model failed: {first_lines(e)}")
+    args, kwargs = split(export_args)
+    begin = time.perf_counter()
+    try:
+        program = torch.export.export(model, args, kwargs=kwargs, dynamic_shapes=dynamic_shapes)
+    except Exception as e:
+        raise Failure(f"torch.export.export failed with the arguments {shapes(export_args)} and dynamic_shapes: {first_lines(e, 12)}")
+    exported = time.perf_counter() - begin
+    worst = check_calls("the exported program", program.module(), calls, expected, options.atol)
+    print(f"yobx-export: exported in {exported:.1f} s (torch {torch.__version__}), {len(calls)} calls reproduced "
+          f"(max difference {worst:.1e})")
+    if not options.aoti:
+        return
+    out = os.path.abspath(options.aoti)
+    with tempfile.TemporaryDirectory(dir=os.path.dirname(out), prefix=".yobx-export-") as work:
+        package_path = os.path.join(work, os.path.basename(out) if out.endswith(".pt2") else "package.pt2")
+        begin = time.perf_counter()
+        try:
+            torch._inductor.aoti_compile_and_package(
+                program, package_path=package_path,
+                inductor_configs={"aot_inductor.metadata": {"yobx.inputs": json.dumps(tensor_inputs(program))}})
+            package = torch._inductor.aoti_load_package(package_path)
+        except Exception as e:
+            raise Failure(f"aoti_compile_and_package failed: {first_lines(e, 12)}")
+        compiled = time.perf_counter() - begin
+        worst = check_calls("the package", package, calls, expected, options.atol)
+        os.replace(package_path, out)
+    print(f"yobx-export: packaged into {out} in {compiled:.1f} s, {len(calls)} calls reproduced (max difference {worst:.1e})")
+
+
+def main():
+    try:
+        run(sys.argv[1:])
+    except Failure as e:
+        print(f"yobx-export: {e}", file=sys.stderr)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
