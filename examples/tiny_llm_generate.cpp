@@ -59,4 +59,10 @@ int main(int argc, char** argv) {
                  observer.infer_dynamic_shapes({.set_batch_dimension_for = true, .derived_dims = true}).to_python());
     std::cout << "saved tiny_llm_export_args.pt, tiny_llm_calls.pt (torch.load), tiny_llm_dynamic_shapes.py and "
                  "tiny_llm_derived_shapes.py\n";
+    // The files yobx-export reads (export_args.pt, dynamic_shapes.py, calls.pt, made.pt), in tiny_llm/:
+    //   yobx-export --model models:tiny_llm --observed tiny_llm --aoti tiny_llm.pt2
+    yobx::libtorch::save_observations(observer, dir + "/tiny_llm",
+                                      {.arguments = {.set_batch_dimension_for = true},
+                                       .dynamic_shapes = {.set_batch_dimension_for = true, .dim_names = true}});
+    std::cout << "saved tiny_llm/ for yobx-export\n";
 }

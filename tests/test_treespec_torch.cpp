@@ -107,6 +107,14 @@ TEST_CASE("flatten_call lays a call's tensors out as an exported program's in_sp
                                                  {TreeSpec::list({TreeSpec::leaf()}), TreeSpec::list({TreeSpec::leaf()})});
     const V cache = V::custom("DynamicCache", {"key_cache", "value_cache"}, {V::list({t(5)}), V::list({t(6)})});
     CHECK(sizes(yobx::flatten_call(cache, cache_spec)) == std::vector<std::int64_t>{5, 6});
+    // A registered node where the program has a list: the list of its children, as save_value
+    // pickles it for the eager model (the demo's KV cache, exported from the Python twin).
+    const TreeSpec as_lists = TreeSpec::list({TreeSpec::list({TreeSpec::leaf()}), TreeSpec::list({TreeSpec::leaf()})});
+    std::vector<std::string> paths;
+    CHECK(sizes(yobx::flatten_call(cache, as_lists, &paths)) == std::vector<std::int64_t>{5, 6});
+    CHECK(paths == std::vector<std::string>{"call.key_cache[0]", "call.value_cache[0]"});
+    CHECK(error_of<yobx::value_error>([&] { (void)yobx::flatten_call(cache, TreeSpec::list({TreeSpec::leaf()})); }) ==
+          "flatten_call: at call: the program expects 1 item(s), the call's DynamicCache has 2 children");
 
     const auto message = [&](const V& c) { return error_of<yobx::value_error>([&] { (void)yobx::flatten_call(c, in_spec); }); };
     CHECK(message(V::tuple({V::tuple({t(1), V::tuple({t(2), t(3)})}), V::dict({{"scale", 0.5}})})) ==
@@ -180,11 +188,51 @@ TEST_CASE("ProgramInputs refuses a call that breaks the program's inputs before 
     yobx::ProgramInputs{}.check(std::vector<T>{ids}, paths, "'m.pt2'");
 
     const auto bad = [](const std::string& json) { return error_of<yobx::value_error>([&] { (void)yobx::ProgramInputs::from_json(json); }); };
-    CHECK(bad("{}") == "ProgramInputs: expected a list of inputs, got an object");
+    CHECK(bad("{}") == "ProgramInputs: expected a list of inputs or {\"inputs\": [...], \"ranges\": {...}}");
+    CHECK(bad("3") == "ProgramInputs: expected a list of inputs, got an integer");
+    CHECK(bad(R"({"inputs": [], "ranges": []})") == "ProgramInputs: \"ranges\" must be an object");
+    CHECK(bad(R"({"inputs": [], "ranges": {"s0": [2]}})") == "ProgramInputs: range of s0: expected [min, max or null]");
+    CHECK(bad(R"([{"dtype": "int64", "shape": ["s0 +"]}])").rfind(
+              "ProgramInputs: input 0: the dimension 's0 +' is not an expression yobx reads: ", 0) == 0);
     CHECK(bad(R"([{"dtype": "int64"}])") == "ProgramInputs: input 0: expected {\"dtype\": a string, \"shape\": a list}");
     CHECK(bad(R"([{"dtype": "int64", "shape": [-1]}])") ==
-          "ProgramInputs: input 0: a dimension is a non-negative integer or a symbol, got an integer");
+          "ProgramInputs: input 0: a dimension is a non-negative integer, a symbol or an expression, got an integer");
     CHECK(bad(R"([{"dtype": "int64", "shape": [null]}])") ==
-          "ProgramInputs: input 0: a dimension is a non-negative integer or a symbol, got null");
+          "ProgramInputs: input 0: a dimension is a non-negative integer, a symbol or an expression, got null");
     CHECK(bad("[") == "ProgramInputs: malformed JSON at offset 1: expected a value, got end of input");
+}
+
+TEST_CASE("ProgramInputs checks expressions of symbols and the program's ranges as torch.export does") {
+    using T = yobx::DenseTensor;
+    // A decoder with a KV cache: the mask is s1 + s11 (sequence + past), the sequence at most 64,
+    // the batch at least 3; s1's own minimum of 2 is torch's 0/1 convention, not checked.
+    const auto inputs = yobx::ProgramInputs::from_json(R"({"inputs": [
+        {"dtype": "int64", "shape": ["s0", "s1"]},
+        {"dtype": "int64", "shape": ["s0", "s1 + s11"]},
+        {"dtype": "float32", "shape": ["s0", 4, "s11", 8]}],
+        "ranges": {"s0": [3, null], "s1": [2, 64], "s1 + s11": [4, null], "s11": [0, null]}})");
+    REQUIRE(inputs.ranges().size() == 4);
+    CHECK(inputs.ranges()[1].second.max == 64);
+    const std::vector<std::string> paths{"input_ids", "attention_mask", "past"};
+    const auto call = [](std::int64_t b, std::int64_t s, std::int64_t m, std::int64_t p) {
+        return std::vector<T>{T::zeros({b, s}, yobx::DType::int64), T::zeros({b, m}, yobx::DType::int64),
+                              T::zeros({b, 4, p, 8}, yobx::DType::float32)};
+    };
+    const auto refused = [&](std::vector<T> flat) {
+        return error_of<yobx::value_error>([&] { inputs.check(flat, paths, "'llm.pt2'"); });
+    };
+    inputs.check(call(3, 5, 5, 0), paths, "'llm.pt2'");   // prefill, no past
+    inputs.check(call(3, 1, 6, 5), paths, "'llm.pt2'");   // a decode step: s1 = 1 is let through, as torch does
+    CHECK(refused(call(3, 1, 7, 5)) ==
+          "attention_mask axis 1 is 7, 'llm.pt2' takes s1 + s11 = 6 (s1 = 1, s11 = 5): refused before running");
+    CHECK(refused(call(2, 5, 5, 0)) == "input_ids axis 0 is s0 = 2, 'llm.pt2' was exported for s0 in [3, inf]: refused before running");
+    CHECK(refused(call(3, 65, 65, 0)) ==
+          "input_ids axis 1 is s1 = 65, 'llm.pt2' was exported for s1 in [2, 64]: refused before running");
+    // A symbol only an expression holds is solved for: here s11 from the mask.
+    const auto solved = yobx::ProgramInputs::from_json(
+        R"([{"dtype": "int64", "shape": ["s1"]}, {"dtype": "int64", "shape": ["2*s11 + s1"]}])");
+    solved.check(std::vector<T>{T::zeros({3}, yobx::DType::int64), T::zeros({7}, yobx::DType::int64)}, {"a", "b"}, "'p.pt2'");
+    CHECK(error_of<yobx::value_error>([&] {
+              solved.check(std::vector<T>{T::zeros({3}, yobx::DType::int64), T::zeros({6}, yobx::DType::int64)}, {"a", "b"}, "'p.pt2'");
+          }) == "b axis 0 is 6, 'p.pt2' takes 2*s11 + s1 for an integer s11: refused before running");
 }

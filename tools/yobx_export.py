@@ -154,14 +154,29 @@ def check_calls(what, run, calls, expected, atol):
 
 
 def tensor_inputs(program):
-    """Each tensor input of the program, in the order of the flat call: dtype and shape,
-    a dynamic dimension as the program's symbol or expression (s0, s1 + s2)."""
+    """What yobx::libtorch::PackageRunner checks a call against (ProgramInputs): each tensor
+    input of the program, in the order of the flat call, its dtype and shape (a dynamic
+    dimension as the program's symbol or expression: s0, s1 + s11), and the program's range
+    constraints ([min, max], None for no maximum)."""
     from torch.export.graph_signature import InputKind, TensorArgument
     values = {n.name: n.meta["val"] for n in program.graph.nodes if n.op == "placeholder"}
-    return [{"dtype": str(values[s.arg.name].dtype).removeprefix("torch."),
-             "shape": [d if isinstance(d, int) else str(d) for d in values[s.arg.name].shape]}
-            for s in program.graph_signature.input_specs
-            if s.kind == InputKind.USER_INPUT and isinstance(s.arg, TensorArgument)]
+    inputs = [{"dtype": str(values[s.arg.name].dtype).removeprefix("torch."),
+               "shape": [d if isinstance(d, int) else str(d) for d in values[s.arg.name].shape]}
+              for s in program.graph_signature.input_specs
+              if s.kind == InputKind.USER_INPUT and isinstance(s.arg, TensorArgument)]
+
+    def bound(v):  # int_oo, oo: unbounded
+        return None if "oo" in str(v) else int(v)
+    ranges = {str(k): [bound(r.lower) or 0, bound(r.upper)] for k, r in program.range_constraints.items()}
+    return {"inputs": inputs, "ranges": ranges}
+
+
+def contiguous(call):
+    """The call as PackageRunner gives it to the package: AOTInductor assumes the strides it was
+    compiled for (the contiguous export arguments') and checks none."""
+    import torch
+    import torch.utils._pytree as pytree
+    return pytree.tree_map(lambda t: t.contiguous() if isinstance(t, torch.Tensor) else t, call)
 
 
 def run(argv):
@@ -208,7 +223,7 @@ def run(argv):
         except Exception as e:
             raise Failure(f"aoti_compile_and_package failed: {first_lines(e, 12)}")
         compiled = time.perf_counter() - begin
-        worst = check_calls("the package", package, calls, expected, options.atol)
+        worst = check_calls("the package", package, [contiguous(c) for c in calls], expected, options.atol)
         os.replace(package_path, out)
     print(f"yobx-export: packaged into {out} in {compiled:.1f} s, {len(calls)} calls reproduced (max difference {worst:.1e})")
 

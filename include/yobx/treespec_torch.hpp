@@ -16,11 +16,14 @@
 
 #include <yobx/detail/json.hpp>
 #include <yobx/error.hpp>
+#include <yobx/sym/parse.hpp>
+#include <yobx/sym/symint.hpp>
 #include <yobx/tensor.hpp>
 #include <yobx/treespec.hpp>
 #include <yobx/value.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -28,6 +31,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 namespace yobx {
@@ -185,6 +189,20 @@ void flatten_by(const Value<T>& v, const TreeSpec& spec, const std::string& path
         case NodeKind::tuple:
         case NodeKind::list: {
             const bool tuple = spec.kind() == NodeKind::tuple;
+            if (v.kind() == V::Kind::custom) {
+                // A registered node where the program has a list: save_value pickles it as the list
+                // of its children, so the eager model was exported with that list (a KV cache).
+                const auto& c = v.custom();
+                if (c.children.size() != spec.num_children())
+                    throw value_error("flatten_call: at " + path + ": the program expects " + std::to_string(spec.num_children()) +
+                                      " item(s), the call's " + v.type_name() + " has " + std::to_string(c.children.size()) +
+                                      " children");
+                const auto children = spec.children();
+                for (std::size_t i = 0; i < children.size(); ++i)
+                    flatten_by(c.children[i], children[i], path + (c.keys.empty() ? "[" + std::to_string(i) + "]" : "." + c.keys[i]),
+                               out, paths);
+                return;
+            }
             if (v.kind() != (tuple ? V::Kind::tuple : V::Kind::list)) expects(tuple ? "a tuple" : "a list");
             if (v.items().size() != spec.num_children())
                 throw value_error("flatten_call: at " + path + ": the program expects " + std::to_string(spec.num_children()) +
@@ -318,17 +336,43 @@ public:
     struct Input {
         std::string dtype;
         std::vector<std::optional<std::int64_t>> dims;  // nullopt: dynamic
-        std::vector<std::string> text;                 // each dimension as written: "s0", "5"
+        std::vector<std::string> text;                 // each dimension as written: "s0", "5", "s1 + s11"
+    };
+    /// A range constraint of the exported program: min and max (nullopt: unbounded above).
+    struct Range {
+        std::int64_t min = 0;
+        std::optional<std::int64_t> max;
     };
 
-    /// Reads the JSON; a value_error names the entry and what is wrong.
+    /// Reads the JSON: a list of inputs, or {"inputs": [...], "ranges": {"s0": [2, null], ...}}
+    /// (the range constraints of the exported program, by symbol or expression); a value_error
+    /// names the entry and what is wrong. A dimension is an integer, a symbol or an expression
+    /// of symbols as torch prints it (`s1 + s11`).
     static ProgramInputs from_json(std::string_view json) {
         using detail::json::Node;
         const Node doc = detail::json::Parser(json, "ProgramInputs").parse();
-        if (doc.kind != Node::Kind::array) throw value_error("ProgramInputs: expected a list of inputs, got " + std::string(detail::json::kind_name(doc.kind)));
+        const Node* list = &doc;
         ProgramInputs out;
-        for (std::size_t i = 0; i < doc.array.size(); ++i) {
-            const Node& n = doc.array[i];
+        if (doc.kind == Node::Kind::object) {
+            list = doc.find("inputs");
+            if (!list) throw value_error("ProgramInputs: expected a list of inputs or {\"inputs\": [...], \"ranges\": {...}}");
+            if (const Node* ranges = doc.find("ranges")) {
+                if (ranges->kind != Node::Kind::object) throw value_error("ProgramInputs: \"ranges\" must be an object");
+                for (std::size_t i = 0; i < ranges->keys.size(); ++i) {
+                    const Node& r = ranges->array[i];
+                    const std::string at = "ProgramInputs: range of " + ranges->keys[i];
+                    if (r.kind != Node::Kind::array || r.array.size() != 2 || r.array[0].kind != Node::Kind::integer ||
+                        (r.array[1].kind != Node::Kind::integer && r.array[1].kind != Node::Kind::null))
+                        throw value_error(at + ": expected [min, max or null]");
+                    Range range{r.array[0].integer, std::nullopt};
+                    if (r.array[1].kind == Node::Kind::integer) range.max = r.array[1].integer;
+                    out.ranges_.emplace_back(ranges->keys[i], range);
+                }
+            }
+        }
+        if (list->kind != Node::Kind::array) throw value_error("ProgramInputs: expected a list of inputs, got " + std::string(detail::json::kind_name(list->kind)));
+        for (std::size_t i = 0; i < list->array.size(); ++i) {
+            const Node& n = list->array[i];
             const std::string at = "ProgramInputs: input " + std::to_string(i);
             const Node* dtype = n.kind == Node::Kind::object ? n.find("dtype") : nullptr;
             const Node* shape = n.kind == Node::Kind::object ? n.find("shape") : nullptr;
@@ -340,10 +384,17 @@ public:
                     in.dims.emplace_back(d.integer);
                     in.text.push_back(std::to_string(d.integer));
                 } else if (d.kind == Node::Kind::string && !d.string.empty()) {
+                    if (!is_symbol(d.string)) {
+                        try {
+                            out.expressions_.try_emplace(d.string, parse_sym(d.string));
+                        } catch (const error& e) {
+                            throw value_error(at + ": the dimension '" + d.string + "' is not an expression yobx reads: " + e.what());
+                        }
+                    }
                     in.dims.emplace_back(std::nullopt);
                     in.text.push_back(d.string);
                 } else {
-                    throw value_error(at + ": a dimension is a non-negative integer or a symbol, got " +
+                    throw value_error(at + ": a dimension is a non-negative integer, a symbol or an expression, got " +
                                       std::string(detail::json::kind_name(d.kind)));
                 }
             }
@@ -354,9 +405,14 @@ public:
 
     bool empty() const noexcept { return inputs_.empty(); }
     const std::vector<Input>& inputs() const noexcept { return inputs_; }
+    const std::vector<std::pair<std::string, Range>>& ranges() const noexcept { return ranges_; }
 
-    /// Rank, dtype and static sizes of each tensor, one size per symbol across them; `paths` name
-    /// the tensors (flatten_call's), `program` the program in the message.
+    /// Checks a call's tensors before the program runs, as torch.export's own input check
+    /// does: rank, dtype and static sizes; one size per symbol across the inputs; each
+    /// expression (`s1 + s11`) equal to its symbols' sizes, a linear one with a single
+    /// unknown symbol solved for it; each range (a minimum above 2 and a finite maximum:
+    /// torch lets a dimension exported as dynamic be 0 or 1). `paths` name the tensors
+    /// (flatten_call's), `program` the program in the messages.
     template <class T>
     void check(const std::vector<T>& flat, const std::vector<std::string>& paths, const std::string& program) const {
         if (inputs_.empty()) return;
@@ -369,10 +425,16 @@ public:
             return s + "]";
         };
         const auto name = [&](std::size_t i) { return i < paths.size() ? paths[i] : "input " + std::to_string(i); };
+        const std::string refused = ": refused before running";
         if (flat.size() != inputs_.size())
             throw value_error("the call has " + std::to_string(flat.size()) + " tensor(s), " + program + " takes " +
-                              std::to_string(inputs_.size()) + ": refused before running");
-        std::map<std::string, std::pair<std::int64_t, std::size_t>> symbols;  // symbol -> (size, input)
+                              std::to_string(inputs_.size()) + refused);
+        struct Seen {
+            std::int64_t size;
+            std::size_t input, axis;
+        };
+        std::map<std::string, Seen, std::less<>> symbols;  // a symbol -> its size and where it was read
+        std::vector<std::tuple<std::string, std::int64_t, std::size_t, std::size_t>> pending;  // expressions
         for (std::size_t i = 0; i < flat.size(); ++i) {
             const Input& want = inputs_[i];
             const std::vector<std::int64_t> got = shape_of(flat[i]);
@@ -386,20 +448,91 @@ public:
                     ok = *want.dims[a] == got[a];
                     continue;
                 }
-                const auto [it, fresh] = symbols.try_emplace(want.text[a], got[a], i);
-                if (!fresh && it->second.first != got[a])
+                if (!is_symbol(want.text[a])) {
+                    pending.emplace_back(want.text[a], got[a], i, a);
+                    continue;
+                }
+                const auto [it, fresh] = symbols.try_emplace(want.text[a], Seen{got[a], i, a});
+                if (!fresh && it->second.size != got[a])
                     throw value_error(name(i) + " has " + want.text[a] + " = " + std::to_string(got[a]) + ", " +
-                                      name(it->second.second) + " has " + want.text[a] + " = " +
-                                      std::to_string(it->second.first) + ": refused before running");
+                                      name(it->second.input) + " has " + want.text[a] + " = " +
+                                      std::to_string(it->second.size) + refused);
             }
             if (!ok)
                 throw value_error(name(i) + " is " + shape_text(got_text) + " " + dtype.str() + ", " + program + " takes " +
-                                  shape_text(want.text) + " " + want.dtype + ": refused before running");
+                                  shape_text(want.text) + " " + want.dtype + refused);
+        }
+        // Expressions: checked once their symbols are known; one unknown symbol of a linear
+        // expression is solved for (torch's try_solve), then the others are tried again.
+        const auto values = [&] {
+            SymbolValues v;
+            for (const auto& [s, seen] : symbols) v[s] = seen.size;
+            return v;
+        };
+        for (bool progress = true; progress && !pending.empty();) {
+            progress = false;
+            for (auto it = pending.begin(); it != pending.end();) {
+                const auto& [text, size, i, a] = *it;
+                const SymInt& e = expressions_.at(text);
+                std::vector<std::string> unknown;
+                for (const auto& s : e.free_symbols())
+                    if (!symbols.count(s)) unknown.push_back(s);
+                if (unknown.size() > 1) {
+                    ++it;
+                    continue;
+                }
+                SymbolValues v = values();
+                if (unknown.size() == 1) {
+                    v[unknown[0]] = 0;
+                    const std::int64_t at0 = e.evaluate_with(v);
+                    v[unknown[0]] = 1;
+                    const std::int64_t slope = e.evaluate_with(v) - at0;
+                    v[unknown[0]] = 2;
+                    const bool linear = e.evaluate_with(v) - at0 == 2 * slope;
+                    if (!linear || slope == 0 || (size - at0) % slope != 0)
+                        throw value_error(name(i) + " axis " + std::to_string(a) + " is " + std::to_string(size) + ", " + program +
+                                          " takes " + text + " for an integer " + unknown[0] + refused);
+                    symbols.try_emplace(unknown[0], Seen{(size - at0) / slope, i, a});
+                    v[unknown[0]] = (size - at0) / slope;
+                }
+                if (const std::int64_t want = e.evaluate_with(v); want != size) {
+                    std::string known;
+                    for (const auto& s : e.free_symbols()) known += (known.empty() ? "" : ", ") + s + " = " + std::to_string(v.at(s));
+                    throw value_error(name(i) + " axis " + std::to_string(a) + " is " + std::to_string(size) + ", " + program +
+                                      " takes " + text + " = " + std::to_string(want) + " (" + known + ")" + refused);
+                }
+                it = pending.erase(it);
+                progress = true;
+            }
+        }
+        // Ranges, as torch checks them: a minimum above 2, a finite maximum.
+        for (const auto& [key, range] : ranges_) {
+            std::optional<std::pair<std::int64_t, std::string>> found;  // the size and where
+            if (const auto s = symbols.find(key); s != symbols.end())
+                found.emplace(s->second.size, name(s->second.input) + " axis " + std::to_string(s->second.axis));
+            for (std::size_t i = 0; !found && i < flat.size(); ++i)
+                for (std::size_t a = 0; !found && a < inputs_[i].text.size(); ++a)
+                    if (inputs_[i].text[a] == key) found.emplace(shape_of(flat[i])[a], name(i) + " axis " + std::to_string(a));
+            if (!found) continue;
+            const auto [size, where] = *found;
+            if ((range.min > 2 && size < range.min) || (range.max && size > *range.max))
+                throw value_error(where + " is " + key + " = " + std::to_string(size) + ", " + program + " was exported for " + key +
+                                  " in [" + std::to_string(range.min) + ", " + (range.max ? std::to_string(*range.max) : "inf") + "]" +
+                                  refused);
         }
     }
 
 private:
+    static bool is_symbol(std::string_view s) {
+        if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+        for (char c : s)
+            if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+        return true;
+    }
+
     std::vector<Input> inputs_;
+    std::vector<std::pair<std::string, Range>> ranges_;
+    std::map<std::string, SymInt, std::less<>> expressions_;
 };
 
 /// torch.utils._pytree.treespec_dumps(spec) for a TreeSpec (protocol 1): what torch's

@@ -71,8 +71,9 @@ public:
     }
 
     /// The metadata entry in which a package describes its tensor inputs, as JSON:
-    /// [{"dtype": "int64", "shape": ["s0", 5]}, ...], a dynamic dimension by its symbol. A package
-    /// compiled with it (tests/export/aoti_package.py writes it through inductor_configs'
+    /// {"inputs": [{"dtype": "int64", "shape": ["s0", "s1 + s11"]}, ...], "ranges": {"s0": [2, null]}},
+    /// a dynamic dimension by its symbol or expression, the exported program's range constraints
+    /// (ProgramInputs). A package compiled with it (yobx-export writes it through inductor_configs'
     /// aot_inductor.metadata) has each call checked before it runs: AOTInductor itself runs an
     /// input of another rank and returns garbage.
     static constexpr std::string_view inputs_key = "yobx.inputs";
@@ -92,6 +93,11 @@ public:
         } catch (const value_error& e) {
             throw value_error(std::string("PackageRunner: ") + e.what());
         }
+        // AOTInductor's code assumes the strides the program was compiled for, those of the
+        // (contiguous) export arguments, and checks none: a cache that is a transposed view, as a
+        // first decode step's often is, runs and returns garbage. Contiguous copies where needed.
+        for (auto& t : flat)
+            if (!t.is_contiguous()) t = t.contiguous();
         std::vector<at::Tensor> out;
         try {
             out = loader_->run(flat);
