@@ -10,8 +10,11 @@
 #include <yobx/adapters/aoti.hpp>
 #include <yobx/adapters/libtorch.hpp>
 
+#include <atomic>
 #include <iostream>
 #include <string>
+#include <thread>
+#include <vector>
 
 int main(int argc, char** argv) {
     if (argc != 2) {
@@ -40,6 +43,34 @@ int main(int argc, char** argv) {
     }
     std::cout << checked.size() << " calls: the package gives the model's outputs (max difference "
               << (worst < 1e-5 ? "below 1e-5" : std::to_string(worst)) << ")\n";
+
+    // Four threads, each loading the package and running every call at once: loading is
+    // serialized by PackageRunner (LibTorch 2.6's loader is not safe to run concurrently).
+    std::vector<yobx::Value<at::Tensor>> calls, outputs;
+    for (std::size_t i = 0; i < observer.num_obs(); ++i) {
+        calls.push_back(observer.infer_arguments(i, {.as_args_kwargs = true}));
+        outputs.push_back(package(calls.back()));
+    }
+    std::atomic<int> differing{0};
+    std::vector<std::thread> threads;
+    for (int k = 0; k < 4; ++k)
+        threads.emplace_back([&] {
+            try {
+                const yobx::libtorch::PackageRunner own(argv[1], signature);
+                for (std::size_t i = 0; i < calls.size(); ++i) {
+                    const auto want = yobx::tree_leaves<at::Tensor>(outputs[i]), got = yobx::tree_leaves<at::Tensor>(own(calls[i]));
+                    bool same = want.size() == got.size();
+                    for (std::size_t j = 0; same && j < want.size(); ++j) same = at::equal(want[j], got[j]);
+                    if (!same) ++differing;
+                }
+            } catch (const std::exception& e) {
+                std::cerr << e.what() << "\n";
+                ++differing;
+            }
+        });
+    for (auto& t : threads) t.join();
+    std::cout << "4 threads loaded the package and ran the " << calls.size() << " calls: " << differing.load() << " differing\n";
+    if (differing.load() != 0) return 1;
 
     // A decode step whose mask is one longer than past + sequence: the package would run it
     // (AOTInductor checks no size); PackageRunner refuses it, naming the rule it breaks.

@@ -26,6 +26,7 @@
 
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -44,6 +45,11 @@ public:
         for (const auto& p : signature.parameters())
             if (p.kind != ParamKind::var_positional && p.kind != ParamKind::var_keyword) parameters_.push_back(p.name);
         try {
+            // One load at a time in the process: LibTorch 2.6's loader reads the package's JSON
+            // into a shared static object (load_json_file; torch pull request 194128), and two
+            // loads at once corrupt memory. Running loaded packages concurrently is safe.
+            static std::mutex loading;
+            const std::lock_guard<std::mutex> lock(loading);
             loader_ = std::make_shared<torch::inductor::AOTIModelPackageLoader>(path);
         } catch (const c10::Error& e) {
             throw runtime_error("PackageRunner: cannot load '" + path + "': " + e.what_without_backtrace());
