@@ -329,7 +329,7 @@ Value<T> arrange_call(const Value<T>& call, const TreeSpec& in_spec, const std::
 /// What a program says its tensor inputs are, in the order of the flat call: each one's dtype
 /// (Python's name without `torch.`) and shape, a dynamic dimension by its symbol:
 ///   [{"dtype": "int64", "shape": ["s0", "s1"]}, {"dtype": "float32", "shape": ["s0", 3, 224, 224]}]
-/// (what tests/export/aoti_package.py writes in a package's yobx.inputs metadata). check() refuses
+/// (what yobx-export writes in a package's yobx.inputs metadata). check() refuses
 /// a call that breaks it before it runs: AOTInductor itself runs an input of another rank.
 class ProgramInputs {
 public:
