@@ -31,39 +31,24 @@ import os
 import sys
 
 import torch
-import torch.utils._pytree as pytree
 
 import models
 
 TOLERANCE = 1e-5
 
 
-def split(arguments):
-    """(args, kwargs) of a saved tuple or dict."""
-    if isinstance(arguments, dict):
-        return (), arguments
-    if isinstance(arguments, (tuple, list)):
-        return tuple(arguments), {}
-    raise TypeError(f"arguments must be a tuple or a dict, got {type(arguments).__name__}")
-
-
-def shapes(arguments):
-    return [list(t.shape) for t in pytree.tree_leaves(arguments) if isinstance(t, torch.Tensor)]
+# split, shapes and max_difference are yobx-export's own (tools/yobx_export.py), so that the
+# tests compare outputs exactly as the shipped script does.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+from yobx_export import shapes, split  # noqa: E402
+from yobx_export import max_difference as difference  # noqa: E402
 
 
 def max_difference(expected, got):
-    e, g = pytree.tree_leaves(expected), pytree.tree_leaves(got)
-    assert len(e) == len(g), f"{len(e)} outputs expected, the exported program gave {len(g)}"
-    worst = 0.0
-    for a, b in zip(e, g):
-        assert a.shape == b.shape, f"output shape {list(b.shape)}, expected {list(a.shape)}"
-        if a.numel():
-            a, b = a.detach().double(), b.detach().double()
-            d = (a - b).abs()
-            d[torch.isnan(a) & torch.isnan(b)] = 0  # NaN on both sides agrees
-            d[torch.isnan(d)] = float("inf")  # NaN against a number (max() would skip it) is a difference
-            worst = max(worst, d.max().item())
-    return worst
+    """yobx-export's difference; a structure or shape that differs is an AssertionError here."""
+    d = difference(expected, got)
+    assert not isinstance(d, str), d
+    return d
 
 
 def load_dynamic_shapes(path):
