@@ -114,15 +114,16 @@ class HfSelfAttention(nn.Module):
 
 
 class HfLayer(nn.Module):
-    def __init__(self, hidden, heads):
+    def __init__(self, hidden, heads, gelu="none"):
         super().__init__()
+        self.gelu = gelu  # "tanh": GPT-2's approximation, which onnxruntime fuses into FastGelu
         self.attention = HfSelfAttention(hidden, heads)
         self.dense, self.ln1 = nn.Linear(hidden, hidden), nn.LayerNorm(hidden, eps=1e-12)
         self.up, self.down, self.ln2 = nn.Linear(hidden, 4 * hidden), nn.Linear(4 * hidden, hidden), nn.LayerNorm(hidden, eps=1e-12)
 
     def forward(self, x, mask):
         a = self.ln1(self.dense(self.attention(x, mask)) + x)
-        return self.ln2(self.down(nn.functional.gelu(self.up(a))) + a)
+        return self.ln2(self.down(nn.functional.gelu(self.up(a), approximate=self.gelu)) + a)
 
 
 class HfBert(nn.Module):
@@ -130,12 +131,12 @@ class HfBert(nn.Module):
     additive): fused by onnxruntime into EmbedLayerNormalization, Attention,
     SkipLayerNormalization and BiasGelu."""
 
-    def __init__(self, vocab=64, hidden=32, heads=4, layers=2, positions=64):
+    def __init__(self, vocab=64, hidden=32, heads=4, layers=2, positions=64, gelu="none"):
         super().__init__()
         self.word, self.position, self.token_type = nn.Embedding(vocab, hidden), nn.Embedding(positions, hidden), nn.Embedding(2, hidden)
         self.norm = nn.LayerNorm(hidden, eps=1e-12)
         self.register_buffer("position_ids", torch.arange(positions).expand((1, -1)))
-        self.layers = nn.ModuleList(HfLayer(hidden, heads) for _ in range(layers))
+        self.layers = nn.ModuleList(HfLayer(hidden, heads, gelu) for _ in range(layers))
 
     def forward(self, input_ids, attention_mask, token_type_ids):
         positions = self.position_ids[:, :input_ids.size(1)]
@@ -215,14 +216,15 @@ def build(name):
             past = [torch.randn(b, 4, p, 8) for _ in range(4)]
             calls.append((torch.randint(0, 64, (b, s)), torch.ones(b, p + s, dtype=torch.long), *past))
         return Flat(model).eval(), names, dyn, calls
-    if name == "hf_bert":
+    if name in ("hf_bert", "hf_bert_tanh"):
         names = ["input_ids", "attention_mask", "token_type_ids"]
         calls = []
         for b, n in [(2, 7), (1, 12), (3, 5)]:
             mask = torch.ones(b, n, dtype=torch.long)
             mask[0, n - 2:] = 0
             calls.append((torch.randint(0, 64, (b, n)), mask, torch.randint(0, 2, (b, n))))
-        return HfBert().eval(), names, {k: {0: "batch", 1: "sequence"} for k in names}, calls
+        model = HfBert(gelu="tanh" if name == "hf_bert_tanh" else "none")
+        return model.eval(), names, {k: {0: "batch", 1: "sequence"} for k in names}, calls
     if name == "lstm":
         model = models.make("lstm")
 
@@ -379,6 +381,7 @@ FUSED_OPS = {
     "hf_bert+fused": {"com.microsoft.Attention", "com.microsoft.EmbedLayerNormalization", "com.microsoft.SkipLayerNormalization",
                       "com.microsoft.BiasGelu"},
     "hf_bert+mha": {"com.microsoft.MultiHeadAttention", "com.microsoft.EmbedLayerNormalization"},
+    "hf_bert_tanh+fused": {"com.microsoft.Attention", "com.microsoft.FastGelu", "com.microsoft.SkipLayerNormalization"},
     "tiny_llm+fused": {"com.microsoft.SkipLayerNormalization"},
     "tiny_llm+q4": {"com.microsoft.MatMulNBits"},
 }
@@ -437,6 +440,7 @@ def main():
     tool, workdir = args[0], args[1]
     names = args[2:] or ["resnet18", "mobilenet_v3_small", "squeezenet1_0", "lraspp", "encoder", "tiny_llm", "lstm", "audio",
                              "scripted_control", "fasterrcnn", "hf_bert", "tiny_llm+fused", "encoder+fused", "hf_bert+fused", "hf_bert+mha",
+                             "hf_bert_tanh+fused",
                              "tiny_llm+qdynamic", "resnet18+qdq",
                              "tiny_llm+q4"]
     os.makedirs(workdir, exist_ok=True)
