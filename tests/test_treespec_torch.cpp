@@ -192,6 +192,8 @@ TEST_CASE("ProgramInputs refuses a call that breaks the program's inputs before 
     CHECK(bad("3") == "ProgramInputs: expected a list of inputs, got an integer");
     CHECK(bad(R"({"inputs": [], "ranges": []})") == "ProgramInputs: \"ranges\" must be an object");
     CHECK(bad(R"({"inputs": [], "ranges": {"s0": [2]}})") == "ProgramInputs: range of s0: expected [min, max or null]");
+    CHECK(bad(R"({"inputs": [], "labels": []})") == "ProgramInputs: \"labels\" must be an object");
+    CHECK(bad(R"({"inputs": [], "labels": {"s0 + 1": "x"}})") == "ProgramInputs: the label of s0 + 1: expected a symbol and a string");
     CHECK(bad(R"([{"dtype": "int64", "shape": ["s0 +"]}])").rfind(
               "ProgramInputs: input 0: the dimension 's0 +' is not an expression yobx reads: ", 0) == 0);
     CHECK(bad(R"([{"dtype": "int64"}])") == "ProgramInputs: input 0: expected {\"dtype\": a string, \"shape\": a list}");
@@ -228,6 +230,28 @@ TEST_CASE("ProgramInputs checks expressions of symbols and the program's ranges 
     CHECK(refused(call(2, 5, 5, 0)) == "input_ids axis 0 is s0 = 2, 'llm.pt2' was exported for s0 in [3, inf]: refused before running");
     CHECK(refused(call(3, 65, 65, 0)) ==
           "input_ids axis 1 is s1 = 65, 'llm.pt2' was exported for s1 in [2, 64]: refused before running");
+    // With yobx's labels (yobx-export writes them from dynamic_axes.py), the messages use them.
+    const auto labelled = yobx::ProgramInputs::from_json(R"({"inputs": [
+        {"dtype": "int64", "shape": ["s0", "s1"]},
+        {"dtype": "int64", "shape": ["s0", "s1 + s11"]},
+        {"dtype": "float32", "shape": ["s0", 4, "s11", 8]}],
+        "ranges": {"s1": [2, 64]},
+        "labels": {"s0": "batch_size", "s1": "sequence_length", "s11": "past_sequence_length"}})");
+    CHECK(labelled.named("s1 + s11") == "sequence_length + past_sequence_length");
+    const auto refused_labelled = [&](std::vector<T> flat) {
+        return error_of<yobx::value_error>([&] { labelled.check(flat, paths, "'llm.pt2'"); });
+    };
+    CHECK(refused_labelled(call(3, 1, 7, 5)) ==
+          "attention_mask axis 1 is 7, 'llm.pt2' takes sequence_length + past_sequence_length = 6 "
+          "(sequence_length = 1, past_sequence_length = 5): refused before running");
+    CHECK(refused_labelled(call(3, 65, 65, 0)) ==
+          "input_ids axis 1 is sequence_length = 65, 'llm.pt2' was exported for sequence_length in [2, 64]: refused before running");
+    CHECK(refused_labelled({T::zeros({3}, yobx::DType::int64)}) == "the call has 1 tensor(s), 'llm.pt2' takes 3: refused before running");
+    CHECK(error_of<yobx::value_error>([&] { labelled.check(std::vector<T>{T::zeros({3}, yobx::DType::int64),
+                                                                          T::zeros({3, 5}, yobx::DType::int64),
+                                                                          T::zeros({3, 4, 5, 8}, yobx::DType::float32)},
+                                                           paths, "'llm.pt2'"); }) ==
+          "input_ids is [3] int64, 'llm.pt2' takes [batch_size, sequence_length] int64: refused before running");
     // A symbol only an expression holds is solved for: here s11 from the mask.
     const auto solved = yobx::ProgramInputs::from_json(
         R"([{"dtype": "int64", "shape": ["s1"]}, {"dtype": "int64", "shape": ["2*s11 + s1"]}])");

@@ -7,7 +7,8 @@ a C++ program observed with yobx.
 DIR holds what yobx::libtorch::save_observations writes (docs/aoti.md):
 export_args.pt (the arguments to export with), dynamic_shapes.py (the
 `dynamic_shapes = ...` literal, as printed), calls.pt (every observed call,
-absent inputs filled) and made.pt (every call as it was made). FACTORY, a
+absent inputs filled) and made.pt (every call as it was made), and dynamic_axes.py (yobx's labels of the
+dynamic dimensions, which name the package's symbols in its errors). FACTORY, a
 function of MODULE (imported from the current directory or sys.path) called
 without arguments, builds the eager model: torch.export does not take a
 TorchScript module.
@@ -91,9 +92,19 @@ def read_observed(directory):
         raise Failure(f"{files['dynamic_shapes.py']}: {first_lines(e, 2)}")
     if "dynamic_shapes" not in scope:
         raise Failure(f"{files['dynamic_shapes.py']} defines no dynamic_shapes")
+    axes = None
+    axes_path = os.path.join(directory, "dynamic_axes.py")
+    if os.path.isfile(axes_path):  # yobx's labels, for the package's messages
+        axes_scope = {}
+        try:
+            with open(axes_path) as f:
+                exec(compile(f.read(), axes_path, "exec"), axes_scope)
+        except Exception as e:
+            raise Failure(f"{axes_path}: {first_lines(e, 2)}")
+        axes = axes_scope.get("dynamic_axes")
     if made is not None and len(made) != len(calls):
         raise Failure(f"--observed '{directory}': made.pt has {len(made)} calls, calls.pt {len(calls)}")
-    return export_args, scope["dynamic_shapes"], calls, made
+    return export_args, scope["dynamic_shapes"], calls, made, axes
 
 
 def split(arguments):
@@ -153,6 +164,43 @@ def check_calls(what, run, calls, expected, atol):
     return worst
 
 
+def labels_of(program, model, axes):
+    """The program's symbols named by yobx's labels: {"s1": "sequence_length", ...}. `axes` is
+    dynamic_axes.py's structure ({input: {axis: label}}, lists and dicts of them); a program
+    input is matched by its placeholder name, which torch.export makes of the argument's path
+    (past_key_values[0][1] is past_key_values_0_1)."""
+    import inspect
+    import torch
+    by_name = {}
+
+    def walk(prefix, node):
+        if isinstance(node, dict) and all(isinstance(k, int) for k in node):
+            by_name[prefix] = node
+        elif isinstance(node, dict):
+            for k, v in node.items():
+                walk(f"{prefix}_{k}" if prefix else str(k), v)
+        elif isinstance(node, (list, tuple)):
+            for i, v in enumerate(node):
+                walk(f"{prefix}_{i}", v)
+    if isinstance(axes, (list, tuple)):  # positional: the forward's parameters name them
+        parameters = list(inspect.signature(model.forward).parameters)
+        axes = dict(zip(parameters, axes))
+    walk("", axes or {})
+    labels = {}
+    values = {n.name: n.meta["val"] for n in program.graph.nodes if n.op == "placeholder"}
+    for spec in program.graph_signature.input_specs:
+        node_axes = by_name.get(getattr(spec.arg, "name", None))
+        value = values.get(getattr(spec.arg, "name", None))
+        if not node_axes or not isinstance(value, torch.Tensor):
+            continue
+        for axis, label in node_axes.items():
+            if isinstance(label, str) and axis < value.dim() and not isinstance(value.shape[axis], int):
+                symbol = str(value.shape[axis])
+                if symbol.isidentifier():
+                    labels.setdefault(symbol, label)
+    return labels
+
+
 def tensor_inputs(program):
     """What yobx::libtorch::PackageRunner checks a call against (ProgramInputs): each tensor
     input of the program, in the order of the flat call, its dtype and shape (a dynamic
@@ -190,7 +238,7 @@ def run(argv):
     if tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2]) < (2, 6):
         raise Failure(f"torch >= 2.6 is needed (torch.export.Dim.DYNAMIC, AOTInductor packages), this is {torch.__version__}")
     model = load_factory(options.model)
-    export_args, dynamic_shapes, calls, made = read_observed(options.observed)
+    export_args, dynamic_shapes, calls, made, axes = read_observed(options.observed)
     # Gradients stay enabled: under no_grad, nn.TransformerEncoder's fused fast path cannot be traced.
     expected = []
     for i, call in enumerate(made if made is not None else calls):
@@ -218,7 +266,8 @@ def run(argv):
         try:
             torch._inductor.aoti_compile_and_package(
                 program, package_path=package_path,
-                inductor_configs={"aot_inductor.metadata": {"yobx.inputs": json.dumps(tensor_inputs(program))}})
+                inductor_configs={"aot_inductor.metadata": {"yobx.inputs": json.dumps(
+                    {**tensor_inputs(program), "labels": labels_of(program, model, axes)})}})
             package = torch._inductor.aoti_load_package(package_path)
         except Exception as e:
             raise Failure(f"aoti_compile_and_package failed: {first_lines(e, 12)}")

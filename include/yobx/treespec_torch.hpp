@@ -344,9 +344,10 @@ public:
         std::optional<std::int64_t> max;
     };
 
-    /// Reads the JSON: a list of inputs, or {"inputs": [...], "ranges": {"s0": [2, null], ...}}
-    /// (the range constraints of the exported program, by symbol or expression); a value_error
-    /// names the entry and what is wrong. A dimension is an integer, a symbol or an expression
+    /// Reads the JSON: a list of inputs, or {"inputs": [...], "ranges": {"s0": [2, null], ...},
+    /// "labels": {"s0": "batch_size", ...}} (the range constraints of the exported program, by
+    /// symbol or expression, and yobx's labels of its symbols, which the messages use); a
+    /// value_error names the entry and what is wrong. A dimension is an integer, a symbol or an expression
     /// of symbols as torch prints it (`s1 + s11`).
     static ProgramInputs from_json(std::string_view json) {
         using detail::json::Node;
@@ -356,6 +357,14 @@ public:
         if (doc.kind == Node::Kind::object) {
             list = doc.find("inputs");
             if (!list) throw value_error("ProgramInputs: expected a list of inputs or {\"inputs\": [...], \"ranges\": {...}}");
+            if (const Node* labels = doc.find("labels")) {
+                if (labels->kind != Node::Kind::object) throw value_error("ProgramInputs: \"labels\" must be an object");
+                for (std::size_t i = 0; i < labels->keys.size(); ++i) {
+                    if (labels->array[i].kind != Node::Kind::string || !is_symbol(labels->keys[i]))
+                        throw value_error("ProgramInputs: the label of " + labels->keys[i] + ": expected a symbol and a string");
+                    out.labels_[labels->keys[i]] = labels->array[i].string;
+                }
+            }
             if (const Node* ranges = doc.find("ranges")) {
                 if (ranges->kind != Node::Kind::object) throw value_error("ProgramInputs: \"ranges\" must be an object");
                 for (std::size_t i = 0; i < ranges->keys.size(); ++i) {
@@ -406,6 +415,27 @@ public:
     bool empty() const noexcept { return inputs_.empty(); }
     const std::vector<Input>& inputs() const noexcept { return inputs_; }
     const std::vector<std::pair<std::string, Range>>& ranges() const noexcept { return ranges_; }
+    const std::map<std::string, std::string, std::less<>>& labels() const noexcept { return labels_; }
+
+    /// A dimension as the messages write it: each symbol replaced by its label
+    /// (`s1 + s11` is `sequence_length + past_sequence_length`).
+    std::string named(std::string_view text) const {
+        std::string out;
+        for (std::size_t i = 0; i < text.size();) {
+            const auto word = [&](std::size_t k) { return std::isalnum(static_cast<unsigned char>(text[k])) || text[k] == '_'; };
+            if (!(std::isalpha(static_cast<unsigned char>(text[i])) || text[i] == '_')) {
+                out += text[i++];
+                continue;
+            }
+            std::size_t j = i;
+            while (j < text.size() && word(j)) ++j;
+            const auto id = text.substr(i, j - i);
+            const auto it = labels_.find(id);
+            out += it == labels_.end() ? std::string(id) : it->second;
+            i = j;
+        }
+        return out;
+    }
 
     /// Checks a call's tensors before the program runs, as torch.export's own input check
     /// does: rank, dtype and static sizes; one size per symbol across the inputs; each
@@ -416,11 +446,11 @@ public:
     template <class T>
     void check(const std::vector<T>& flat, const std::vector<std::string>& paths, const std::string& program) const {
         if (inputs_.empty()) return;
-        const auto shape_text = [](const std::vector<std::string>& dims) {
+        const auto shape_text = [&](const std::vector<std::string>& dims) {
             std::string s = "[";
             for (std::size_t i = 0; i < dims.size(); ++i) {
                 if (i) s += ", ";
-                s += dims[i];
+                s += named(dims[i]);
             }
             return s + "]";
         };
@@ -454,8 +484,8 @@ public:
                 }
                 const auto [it, fresh] = symbols.try_emplace(want.text[a], Seen{got[a], i, a});
                 if (!fresh && it->second.size != got[a])
-                    throw value_error(name(i) + " has " + want.text[a] + " = " + std::to_string(got[a]) + ", " +
-                                      name(it->second.input) + " has " + want.text[a] + " = " +
+                    throw value_error(name(i) + " has " + named(want.text[a]) + " = " + std::to_string(got[a]) + ", " +
+                                      name(it->second.input) + " has " + named(want.text[a]) + " = " +
                                       std::to_string(it->second.size) + refused);
             }
             if (!ok)
@@ -491,15 +521,15 @@ public:
                     const bool linear = e.evaluate_with(v) - at0 == 2 * slope;
                     if (!linear || slope == 0 || (size - at0) % slope != 0)
                         throw value_error(name(i) + " axis " + std::to_string(a) + " is " + std::to_string(size) + ", " + program +
-                                          " takes " + text + " for an integer " + unknown[0] + refused);
+                                          " takes " + named(text) + " for an integer " + named(unknown[0]) + refused);
                     symbols.try_emplace(unknown[0], Seen{(size - at0) / slope, i, a});
                     v[unknown[0]] = (size - at0) / slope;
                 }
                 if (const std::int64_t want = e.evaluate_with(v); want != size) {
                     std::string known;
-                    for (const auto& s : e.free_symbols()) known += (known.empty() ? "" : ", ") + s + " = " + std::to_string(v.at(s));
+                    for (const auto& s : e.free_symbols()) known += (known.empty() ? "" : ", ") + named(s) + " = " + std::to_string(v.at(s));
                     throw value_error(name(i) + " axis " + std::to_string(a) + " is " + std::to_string(size) + ", " + program +
-                                      " takes " + text + " = " + std::to_string(want) + " (" + known + ")" + refused);
+                                      " takes " + named(text) + " = " + std::to_string(want) + " (" + known + ")" + refused);
                 }
                 it = pending.erase(it);
                 progress = true;
@@ -516,7 +546,7 @@ public:
             if (!found) continue;
             const auto [size, where] = *found;
             if ((range.min > 2 && size < range.min) || (range.max && size > *range.max))
-                throw value_error(where + " is " + key + " = " + std::to_string(size) + ", " + program + " was exported for " + key +
+                throw value_error(where + " is " + named(key) + " = " + std::to_string(size) + ", " + program + " was exported for " + named(key) +
                                   " in [" + std::to_string(range.min) + ", " + (range.max ? std::to_string(*range.max) : "inf") + "]" +
                                   refused);
         }
@@ -533,6 +563,7 @@ private:
     std::vector<Input> inputs_;
     std::vector<std::pair<std::string, Range>> ranges_;
     std::map<std::string, SymInt, std::less<>> expressions_;
+    std::map<std::string, std::string, std::less<>> labels_;
 };
 
 /// torch.utils._pytree.treespec_dumps(spec) for a TreeSpec (protocol 1): what torch's

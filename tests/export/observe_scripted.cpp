@@ -174,7 +174,7 @@ int main(int argc, char** argv) {
                 throw std::runtime_error("inputs disagreeing on a dimension were not refused");
             } catch (const yobx::value_error& e) {
                 const std::string m = e.what();
-                if (m.find("has s0 = 3") == std::string::npos) throw;
+                if (m.find("has batch_size = 3") == std::string::npos) throw;  // yobx's label of torch's s0
                 std::cout << m << "\n";
             }
         }

@@ -448,7 +448,10 @@ struct SaveObservationsOptions {
 ///   calls.pt            every observed call, infer_arguments(i): absent inputs filled (with
 ///                       the fills check_fills chose, when it ran);
 ///   made.pt             every call as it was made, (args, kwargs), None or no key for an
-///                       absent input: what the eager model is run on to check the export.
+///                       absent input: what the eager model is run on to check the export;
+///   dynamic_axes.py     `dynamic_axes = ` and to_python_strings(): yobx's labels of the dynamic
+///                       dimensions, which yobx-export gives the package's symbols (and
+///                       torch.onnx.export takes as dynamic_axes).
 /// torch.load reads the .pt files with its default weights_only=True.
 ///   yobx::libtorch::save_observations(observer, "observed");
 ///   // $ yobx-export --model mymodels:make_model --observed observed --aoti model.pt2
@@ -457,7 +460,8 @@ inline void save_observations(InputObserver<at::Tensor>& observer, const std::st
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     if (ec) throw runtime_error("save_observations: cannot create '" + dir + "': " + ec.message());
-    const std::string literal = observer.infer_dynamic_shapes(options.dynamic_shapes).to_python();
+    const DynamicShapes shapes = observer.infer_dynamic_shapes(options.dynamic_shapes);
+    const std::string literal = shapes.to_python();
     save_value(observer.infer_export_arguments(options.arguments), dir + "/export_args.pt");
     TValue::List calls, made;
     for (std::size_t i = 0; i < observer.num_obs(); ++i) {
@@ -470,6 +474,9 @@ inline void save_observations(InputObserver<at::Tensor>& observer, const std::st
     py << "# The dynamic shapes inferred by yobx from " << observer.num_obs() << " observed calls.\nimport torch\n\n"
        << (literal.find("dynamic_shapes = ") == std::string::npos ? "dynamic_shapes = " : "") << literal << "\n";
     if (!py) throw runtime_error("save_observations: cannot write '" + dir + "/dynamic_shapes.py'");
+    std::ofstream axes(dir + "/dynamic_axes.py");
+    axes << "# yobx's labels of the dynamic dimensions, by input and axis.\ndynamic_axes = " << shapes.to_python_strings() << "\n";
+    if (!axes) throw runtime_error("save_observations: cannot write '" + dir + "/dynamic_axes.py'");
 }
 
 /// The C++ counterpart of transformers' DynamicCache: per layer, a key and a
