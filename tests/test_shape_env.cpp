@@ -123,6 +123,34 @@ TEST_CASE("check with a bound narrows the range") {
     CHECK(env.simplify(sym_max(s0, 3)).to_string() == "s0");
 }
 
+TEST_CASE("check with a bound on a quotient narrows the symbol") {
+    ShapeEnv env;
+    const SymInt h = env.create_symbol("h", std::nullopt, ValueRange::at_least(1));
+    env.check(floordiv(h, 4) >= 1);  // a 4x4 convolution of stride 4 is not empty
+    CHECK(env.range("h") == ValueRange::at_least(4));
+    env.check(floordiv(h + 3, 5) <= 7);  // (h + 3)//5 <= 7 is h + 3 <= 39
+    CHECK(env.range("h") == ValueRange::between(4, 36));
+    env.check(2 * floordiv(h - 1, 3) <= 20);  // (h - 1)//3 <= 10 is h <= 33
+    CHECK(env.range("h") == ValueRange::between(4, 33));
+    CHECK(error_of([&] { env.check(floordiv(h, 4) >= 9); }) ==
+          "check failed: h//4 >= 9 is provably false");
+}
+
+TEST_CASE("bounds through floor divisions and through a Max or Min distributed over the rest") {
+    ShapeEnv env;
+    const SymInt x = env.create_symbol("x", std::nullopt, ValueRange::at_least(1));
+    // the ceiling of x/7 as the canonical form writes it: x - (6*x)//7 is (x + r)/7, r in [0, 6]
+    const SymInt ceil7 = env.simplify(x - floordiv(6 * x, 7));
+    CHECK(env.bound(ceil7) == ValueRange::at_least(1));
+    CHECK(env.bound(env.simplify(2 * x - floordiv(3 * x, 2))) == ValueRange::at_least(1));
+    // Max(3, p) - p is Max(3 - p, 0): between 0 and 3 for p >= 0
+    const SymInt p = env.create_symbol("p", std::nullopt, ValueRange::size());
+    CHECK(env.bound(env.simplify(sym_max(SymInt(3), p) - p)) == ValueRange::between(0, 3));
+    CHECK(env.bound(env.simplify(p - sym_min(SymInt(5), p))) == ValueRange::at_least(0));
+    // a roll's two slices put back together: Max(-3, p - Max(3, p)) + Max(3, p) is p
+    CHECK(env.simplify(sym_max(SymInt(-3), p - sym_max(SymInt(3), p)) + sym_max(SymInt(3), p)).to_string() == "p");
+}
+
 TEST_CASE("check with divisibility is kept and used") {
     ShapeEnv env;
     const SymInt s0 = env.create_symbol("s0", 16, ValueRange::at_least(1));

@@ -78,6 +78,11 @@ TEST_CASE("the laws of the canonical form: through remainders, common factors an
     CHECK(str(floordiv(floordiv(s0 * u0 + s0, u0 + 1), 8)) == "s0//8");
     // a product of remainders by a symbol they do not hold: left as it is, not an error
     CHECK(str(floordiv(mod(SymInt(13), s0) * mod(s3, 3), s3)) == "(Mod(13, s0)*Mod(s3, 3))//s3");
+    // a divisor holding quotients that divides exactly: its atoms taken as unknowns
+    const SymInt windows = (s0 - floordiv(6 * s0, 7)) * (s1 - floordiv(6 * s1, 7));
+    CHECK(str(floordiv(s2 * windows, windows)) == "s2");
+    CHECK(str(floordiv(s2 * windows + 3 * windows, windows)) == "s2 + 3");
+    CHECK(str(floordiv(s2 * windows + 1, windows)) == "(" + str(s2 * windows + 1) + ")//(" + str(windows) + ")");
 }
 
 TEST_CASE("a division whose rewriting nests too deep is refused with a value_error naming it") {

@@ -613,8 +613,18 @@ inline constexpr std::size_t max_division_steps = 256;
 /// `settled`: q and r through the sum laws (else as the division leaves them).
 inline bool plain_divisor(const Poly& d);
 
+inline std::optional<std::pair<Poly, Poly>> divide_any(const Poly& a, const Poly& d, bool exact, bool settled);
+
 inline std::optional<std::pair<Poly, Poly>> divide(const Poly& a, const Poly& d, bool exact, bool settled) {
     if (!plain_divisor(d)) return std::nullopt;
+    return divide_any(a, d, exact, settled);
+}
+
+/// divide() for any divisor, its atoms taken as independent unknowns: a quotient with
+/// no remainder is exact for every value they take, which is what floordiv() uses it
+/// for when the divisor holds quotients or remainders (a count of windows
+/// `(h - (6*h)//7)*(w - (6*w)//7)` divides `batch` times itself).
+inline std::optional<std::pair<Poly, Poly>> divide_any(const Poly& a, const Poly& d, bool exact, bool settled) {
     const Term& lead = d.terms.front();
     const std::int64_t lc = lead.coef;
     return unless_too_large([&]() -> std::optional<std::pair<Poly, Poly>> {
@@ -782,6 +792,9 @@ inline Poly floordiv(const Poly& a, const Poly& b) {
         }
         if (auto c = common_monomial_through_mods(*expanded, den)) return floordiv(c->num, c->den);
     }
+    // floor(q*d / d) == q for a divisor with quotients or remainders, when it divides exactly
+    if (!plain_divisor(den))
+        if (auto exact = divide_any(num, den, true, true); exact && is_zero(exact->second)) return exact->first;
     return from_atom(make_atom(AtomKind::floordiv, {}, {std::move(num), std::move(den)}));
 }
 

@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -597,7 +598,123 @@ private:
             const ValueRange s = shifted_bound(p);
             acc = {std::max(acc.lower, s.lower), std::min(acc.upper, s.upper)};
         }
+        if (acc.lower == ValueRange::neg_inf || acc.upper == ValueRange::inf) {
+            const ValueRange s = relaxed_bound(p);
+            acc = {std::max(acc.lower, s.lower), std::min(acc.upper, s.upper)};
+        }
+        if (acc.lower == ValueRange::neg_inf || acc.upper == ValueRange::inf) {
+            const ValueRange s = distributed_bound(p);
+            acc = {std::max(acc.lower, s.lower), std::min(acc.upper, s.upper)};
+        }
         return acc;
+    }
+
+    /// The deepest nesting of distributed_bound() (each level may branch on the
+    /// arguments of one Max or Min).
+    static constexpr int max_distributed_depth = 3;
+
+    /// p's range with a term c*Max(a...) or c*Min(a...) distributed over the rest r:
+    /// c*Max(a) + r is Max(c*a_i + r) for c > 0 (Min for c < 0), so its range is
+    /// the Max (or Min) of the ranges of c*a_i + r, where r's atoms may meet a_i's
+    /// (`Max(3, p) - p - 3` is Max(-p, -3): at most 0 for p >= 0, where Max(3, p) and
+    /// -p alone bound nothing). Unknown when p has no such term.
+    ValueRange distributed_bound(const Poly& p) const {
+        namespace ds = detail::sym;
+        thread_local int depth = 0;
+        if (depth >= max_distributed_depth) return ValueRange::unknown();
+        const auto lattice = [](const ds::Term& t) {
+            if (t.mono.size() != 1 || t.mono[0].exp != 1) return false;
+            const ds::Atom& a = *t.mono[0].atom;
+            return (a.kind == AtomKind::max || a.kind == AtomKind::min) && a.args.size() <= 4;
+        };
+        const auto it = std::find_if(p.terms.begin(), p.terms.end(), lattice);
+        if (it == p.terms.end()) return ValueRange::unknown();
+        struct Deeper {
+            int& d;
+            explicit Deeper(int& x) : d(x) { ++d; }
+            ~Deeper() { --d; }
+            Deeper(const Deeper&) = delete;
+            Deeper& operator=(const Deeper&) = delete;
+        } deeper(depth);
+        try {
+            std::vector<ds::Term> others;
+            for (auto t = p.terms.begin(); t != p.terms.end(); ++t)
+                if (t != it) others.push_back(*t);
+            const ds::Poly rest = ds::from_sorted(p.constant, std::move(others));
+            const ds::Atom& a = *it->mono[0].atom;
+            // c*Max is a Max of the c*a_i when c > 0, and so is c*Min when c < 0
+            const bool is_max = (a.kind == AtomKind::max) == (it->coef > 0);
+            ValueRange acc;
+            for (std::size_t i = 0; i < a.args.size(); ++i) {
+                const ValueRange r = bound_of(ds::add_raw(rest, ds::scale_raw(a.args[i], it->coef)));
+                if (i == 0) acc = r;
+                else if (is_max) acc = {std::max(acc.lower, r.lower), std::max(acc.upper, r.upper)};
+                else acc = {std::min(acc.lower, r.lower), std::min(acc.upper, r.upper)};
+            }
+            return acc;
+        } catch (const ds::overflow&) {
+            return ValueRange::unknown();
+        } catch (const ds::too_large&) {
+            return ValueRange::unknown();
+        }
+    }
+
+    /// p's range with each term c*(q//k), k >= 1 a constant and q sharing an atom with
+    /// another term, written c*(q - r)/k for its remainder r in [0, k - 1]: L*p, L the
+    /// lcm of those k, is a sum in which q's atoms meet the other terms' (`x - (6*x)//7`,
+    /// the ceiling of x/7, is `(x + r)/7`: at least 1 for x >= 1, where x and -(6*x)//7
+    /// alone bound nothing). Unknown when p has no such term or a number overflows.
+    ValueRange relaxed_bound(const Poly& p) const {
+        namespace ds = detail::sym;
+        const auto divisor = [&](const ds::Term& t) -> std::int64_t {
+            if (t.mono.size() != 1 || t.mono[0].exp != 1) return 0;
+            const ds::Atom& a = *t.mono[0].atom;
+            if (a.kind != AtomKind::floordiv || !a.args[1].is_constant() || a.args[1].constant < 1) return 0;
+            const bool meets = std::any_of(a.args[0].terms.begin(), a.args[0].terms.end(), [&](const ds::Term& qt) {
+                return std::any_of(qt.mono.begin(), qt.mono.end(), [&](const ds::Factor& f) {
+                    return std::any_of(p.terms.begin(), p.terms.end(), [&](const ds::Term& u) {
+                        return &u != &t && std::any_of(u.mono.begin(), u.mono.end(), [&](const ds::Factor& g) { return ds::cmp_atom(*g.atom, *f.atom) == 0; });
+                    });
+                });
+            });
+            return meets ? a.args[1].constant : 0;
+        };
+        try {
+            std::int64_t l = 1;
+            for (const auto& t : p.terms)
+                if (const std::int64_t k = divisor(t)) l = ds::mul(l / std::gcd(l, k), k);
+            if (l == 1) return ValueRange::unknown();
+            ds::Poly out = ds::constant(ds::mul(p.constant, l));
+            std::vector<std::pair<const ds::Atom*, std::int64_t>> remainders;  // r -> k - 1
+            std::vector<ds::AtomPtr> keep;
+            for (const auto& t : p.terms) {
+                const std::int64_t k = divisor(t);
+                if (k == 0) {
+                    out = ds::add_raw(out, ds::scale_raw(ds::from_sorted(0, {t}), l));
+                    continue;
+                }
+                keep.push_back(ds::make_atom(AtomKind::symbol, "#r" + std::to_string(keep.size()), {}));
+                remainders.emplace_back(keep.back().get(), k - 1);
+                const ds::Poly q_minus_r = ds::add_raw(t.mono[0].atom->args[0], ds::scale_raw(ds::from_atom(keep.back()), -1));
+                out = ds::add_raw(out, ds::scale_raw(q_minus_r, ds::mul(t.coef, l / k)));
+            }
+            ValueRange acc = ValueRange::exactly(out.constant);
+            for (const auto& t : out.terms) {
+                ValueRange r = ValueRange::exactly(t.coef);
+                for (const auto& f : t.mono) {
+                    const auto it = std::find_if(remainders.begin(), remainders.end(), [&](const auto& e) { return e.first == f.atom.get(); });
+                    r = range_mul(r, range_pow(it == remainders.end() ? bound_atom(*f.atom) : ValueRange{0, it->second}, f.exp));
+                }
+                acc = range_add(acc, r);
+            }
+            // p is an integer: its bounds are those of L*p divided by L, rounded inwards
+            return {acc.lower == ValueRange::neg_inf ? acc.lower : ds::neg(ds::floordiv(ds::neg(acc.lower), l)),
+                    acc.upper == ValueRange::inf ? acc.upper : ds::floordiv(acc.upper, l)};
+        } catch (const ds::overflow&) {
+            return ValueRange::unknown();
+        } catch (const ds::too_large&) {
+            return ValueRange::unknown();
+        }
     }
 
     /// Whether an atom of p is in two terms or has a power: then the term-by-term bound is loose.
@@ -831,6 +948,7 @@ private:
                         narrow(s->name, {c0, ValueRange::inf});
                     return;
                 }
+                if (narrow_quotient(n.diff)) return;
                 break;
             }
             case BoolKind::ne: {
@@ -852,6 +970,32 @@ private:
             default: break;
         }
         facts_.push_back(c);
+    }
+
+    /// `a*((s + c1)//k) + c0 <= 0` with k >= 1 a constant bounds s: `(s + c1)//k >= q` is
+    /// `s >= q*k - c1`, `(s + c1)//k <= q` is `s <= q*k + k - 1 - c1` (a convolution's
+    /// output `height//4 >= 1` is `height >= 4`). False when d is not of that form.
+    bool narrow_quotient(const Poly& d) {
+        namespace ds = detail::sym;
+        std::int64_t a = 0;
+        const ds::Atom* f = ds::term_atom(d, a);
+        if (f == nullptr || f->kind != AtomKind::floordiv || !f->args[1].is_constant() || f->args[1].constant < 1) return false;
+        std::int64_t coef = 0;
+        const auto* sym = term_symbol(f->args[0], coef);
+        if (sym == nullptr || coef != 1) return false;
+        const std::int64_t k = f->args[1].constant, c1 = f->args[0].constant, c0 = d.constant;
+        try {
+            if (a > 0) {  // quotient <= floor(-c0 / a)
+                const std::int64_t q = ds::floordiv(ds::neg(c0), a);
+                narrow(sym->name, {ValueRange::neg_inf, ds::sub(ds::add(ds::mul(q, k), k - 1), c1)});
+            } else {  // quotient >= ceil(c0 / -a)
+                const std::int64_t q = ds::neg(ds::floordiv(ds::neg(c0), ds::neg(a)));
+                narrow(sym->name, {ds::sub(ds::mul(q, k), c1), ValueRange::inf});
+            }
+        } catch (const ds::overflow&) {
+            return false;  // a bound past int64: kept as a fact
+        }
+        return true;
     }
 
     /// `s == expr` with s not in expr: s is replaced by expr from now on (the
