@@ -263,3 +263,78 @@ TEST_CASE("com.microsoft quantized operators: QLinearConcat, channels-last pooli
                         {{"kernel_shape", ints({2, 2})}, {"strides", ints({2, 2})}, {"channels_last", integer(1)}});
     CHECK(shape_of(out[0]) == "[1, h//2, 5, 8]");
 }
+
+TEST_CASE("torch's dynamic pads: values of rank 2 moved by Reshape, a backward Slice and Transpose") {
+    // F.pad(x, (0, 0, 0, pw, 0, ph)) exported: the pads [0, 0, 0, pw, 0, ph, 0, 0] as
+    // [4, 2] pairs, reversed, transposed and flattened to ONNX's begins-then-ends
+    ShapeEnv env;
+    const SymInt ph = SymInt::symbol("ph"), pw = SymInt::symbol("pw");
+    const TensorInfo pads = ints_tensor({0, 0, 0, pw, 0, ph, 0, 0});
+    const TensorInfo pairs_shape = ints_tensor({-1, 2});
+    auto pairs = run(env, "Reshape", 17, {&pads, &pairs_shape});
+    CHECK(shape_of(pairs[0]) == "[4, 2]");
+    CHECK(values_of(pairs[0]) == "[0, 0, 0, pw, 0, ph, 0, 0]");
+    const TensorInfo start = ints_tensor({-1}), end = ints_tensor({-9223372036854775807LL}), axes = ints_tensor({0}), steps = ints_tensor({-1});
+    auto reversed = run(env, "Slice", 17, {&*pairs[0], &start, &end, &axes, &steps});
+    CHECK(values_of(reversed[0]) == "[0, 0, 0, ph, 0, pw, 0, 0]");
+    auto transposed = run(env, "Transpose", 17, {&*reversed[0]}, {{"perm", ints({1, 0})}});
+    CHECK(shape_of(transposed[0]) == "[2, 4]");
+    CHECK(values_of(transposed[0]) == "[0, 0, 0, 0, 0, ph, pw, 0]");
+    const TensorInfo flat_shape = ints_tensor({-1});
+    auto flat = run(env, "Reshape", 17, {&*transposed[0], &flat_shape});
+    CHECK(values_of(flat[0]) == "[0, 0, 0, 0, 0, ph, pw, 0]");
+    // a Cast and an Identity keep a block; rules that read sizes never see one
+    auto cast = run(env, "Cast", 17, {&*pairs[0]}, {{"to", integer(elem::int32)}});
+    CHECK(values_of(cast[0]) == "[0, 0, 0, pw, 0, ph, 0, 0]");
+    auto same = run(env, "Identity", 17, {&*pairs[0]});
+    CHECK(values_of(same[0]) == "[0, 0, 0, pw, 0, ph, 0, 0]");
+    auto sum = run(env, "Add", 17, {&*pairs[0], &*pairs[0]});
+    CHECK(shape_of(sum[0]) == "[4, 2]");
+    CHECK(values_of(sum[0]) == "none");
+}
+
+TEST_CASE("a window partition after a pad to a multiple of 7 keeps every dim") {
+    // swin's window partition: x [b, h, w, c] padded to multiples of 7 and viewed as
+    // [b, ph//7, 7, pw//7, 7, c], then [b*(ph//7)*(pw//7), 49, c]
+    ShapeEnv env;
+    const SymInt b = env.create_symbol("batch", std::nullopt, ValueRange::at_least(1));
+    const SymInt hgt = env.create_symbol("height", std::nullopt, ValueRange::at_least(1));
+    TensorInfo image = TensorInfo::of(elem::float32, {b, 3, hgt, hgt});
+    const TensorInfo weight = TensorInfo::of(elem::float32, {96, 3, 4, 4});
+    auto patches = run(env, "Conv", 17, {&image, &weight}, {{"strides", ints({4, 4})}});
+    CHECK(shape_of(patches[0]) == "[batch, 96, height//4, height//4]");
+    // the convolution's output is not empty where onnxruntime runs it
+    CHECK(env.range("height").to_string() == "[4, oo]");
+    const SymInt h = floordiv(hgt, 4);
+    const SymInt padded = env.simplify(h + mod(6 * h, 7));  // h + (7 - h % 7) % 7
+    const TensorInfo x = TensorInfo::of(elem::float32, {b, padded, padded, 96});
+    const SymInt n = env.simplify(floordiv(padded, 7));
+    const TensorInfo target = ints_tensor({b, n, 7, n, 7, 96});
+    auto windows = run(env, "Reshape", 17, {&x, &target});
+    CHECK(shape_of(windows[0]) == "[batch, height//4 - (6*(height//4))//7, 7, height//4 - (6*(height//4))//7, 7, 96]");
+    const TensorInfo moved = TensorInfo::of(elem::float32, {b, n, n, 7, 7, 96});
+    const TensorInfo flat = ints_tensor({env.simplify(b * n * n), 49, 96});
+    auto out = run(env, "Reshape", 17, {&moved, &flat});
+    CHECK(shape_of(out[0]) == "[" + env.simplify(b * n * n).to_string() + ", 49, 96]");
+    // the batch back from the windows: an exact integer Div
+    const TensorInfo count = TensorInfo::of(elem::int64, {}, std::vector<SymInt>{env.simplify(b * n * n)});
+    const TensorInfo windows_count = TensorInfo::of(elem::int64, {}, std::vector<SymInt>{env.simplify(n * n)});
+    auto batch = run(env, "Div", 17, {&count, &windows_count});
+    CHECK(values_of(batch[0]) == "[batch]");
+}
+
+TEST_CASE("a Reshape entry that may be 0 is still the dim when the input's dim is its multiple") {
+    ShapeEnv env;
+    const SymInt s = env.create_symbol("s", std::nullopt, ValueRange::size());
+    const SymInt padded = env.simplify(s + mod(6 * s, 7));
+    const TensorInfo x = TensorInfo::of(elem::float32, {padded, 5});
+    // an entry 0 copies the input's dim: here padded//7 == 0 only when padded == 0
+    const TensorInfo target = ints_tensor({env.simplify(floordiv(padded, 7)), 7, 5});
+    auto out = run(env, "Reshape", 17, {&x, &target});
+    CHECK(shape_of(out[0]) == "[s - (6*s)//7, 7, 5]");
+    // s//7 may be 0 where s is not: unknown
+    const TensorInfo y = TensorInfo::of(elem::float32, {s, 5});
+    const TensorInfo other = ints_tensor({env.simplify(floordiv(s, 7)), 7, 5});
+    auto unknown = run(env, "Reshape", 17, {&y, &other});
+    CHECK(shape_of(unknown[0]) == "[unk__0, 7, 5]");
+}

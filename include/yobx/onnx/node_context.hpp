@@ -9,6 +9,7 @@
 
 #include <yobx/error.hpp>
 #include <yobx/shape/rules.hpp>
+#include <yobx/shape/sym_tensor.hpp>
 #include <yobx/sym.hpp>
 
 #include <algorithm>
@@ -34,9 +35,12 @@ constexpr bool holds_shape_values(int t) noexcept { return t == int64 || t == in
 
 /// What inference knows of one value of the graph. `shape` is nullopt when
 /// even the rank is unknown; a dimension nobody knows is a fresh symbol.
-/// `values` (integer tensors of rank 0 or 1, at most SymTensor::max_values
-/// elements) and `reals` (constant floating-point tensors of the same sizes:
-/// Resize's scales) are what data propagation knows of the contents.
+/// `values` (integer tensors of at most SymTensor::max_values elements, row-major)
+/// and `reals` (constant floating-point tensors of rank 0 or 1 of the same sizes:
+/// Resize's scales) are what data propagation knows of the contents. Values of
+/// rank 2 or more only come from the rules that move elements without reading
+/// them (torch's dynamic pads: Reshape to [-1, 2], Slice backwards, Transpose,
+/// Reshape to [-1]); the other rules see values of rank 0 and 1 only.
 struct TensorInfo {
     int elem_type = elem::undefined;
     std::optional<Shape> shape;
@@ -124,22 +128,36 @@ public:
     }
     std::int64_t rank(std::size_t i) const { return static_cast<std::int64_t>(shape(i).size()); }
     int elem_type(std::size_t i) const noexcept { return input(i) ? input(i)->elem_type : elem::undefined; }
-    /// The values of an input (possibly symbolic), when data propagation knows them.
+    /// The values of an input of rank 0 or 1 (possibly symbolic), when data propagation knows them.
     const std::optional<std::vector<SymInt>>* values(std::size_t i) const noexcept {
         const TensorInfo* t = input(i);
-        return t && t->values ? &t->values : nullptr;
+        return t && t->values && t->shape && t->shape->size() <= 1 ? &t->values : nullptr;
     }
-    /// The values of an input when each is a constant.
+    /// The values of an input of rank 0 or 1 when each is a constant.
     std::optional<std::vector<std::int64_t>> constant_values(std::size_t i) const {
+        return values(i) ? input(i)->constant_values() : std::nullopt;
+    }
+    /// An input's values of any rank, row-major, with its dims (each a constant).
+    struct ValueBlock {
+        std::vector<std::int64_t> dims;
+        const std::vector<SymInt>* values;
+    };
+    /// The values of input i whatever its rank, for the rules that move elements
+    /// without reading them as sizes (Reshape, Transpose, Slice, Cast...); nullopt
+    /// when they are not known.
+    std::optional<ValueBlock> value_block(std::size_t i) const {
         const TensorInfo* t = input(i);
-        return t ? t->constant_values() : std::nullopt;
+        if (t == nullptr || !t->values || !t->shape) return std::nullopt;
+        ValueBlock b{{}, &*t->values};
+        if (!constant_dims(*t->shape, b.dims) || !holds_count(b.dims, t->values->size())) return std::nullopt;
+        return b;
     }
     /// A constant floating-point input's values (or an integer one's, converted).
     std::optional<std::vector<double>> real_values(std::size_t i) const {
         const TensorInfo* t = input(i);
         if (t == nullptr) return std::nullopt;
         if (t->reals) return t->reals;
-        if (auto c = t->constant_values()) return std::vector<double>(c->begin(), c->end());
+        if (auto c = constant_values(i)) return std::vector<double>(c->begin(), c->end());
         return std::nullopt;
     }
 
@@ -192,6 +210,18 @@ public:
     void set_output(std::size_t i, int elem_type, Shape shape, std::optional<std::vector<SymInt>> values = std::nullopt) {
         set_output(i, TensorInfo::of(elem_type, std::move(shape), std::move(values)));
     }
+    /// Writes output i keeping values of any rank (row-major) when its dims are constants
+    /// whose product is the number of values, else without values: for the rules that
+    /// move elements (a Reshape to a length nobody knows keeps none).
+    void set_output_block(std::size_t i, TensorInfo t) {
+        std::vector<std::int64_t> dims;
+        std::optional<std::vector<SymInt>> values = std::move(t.values);
+        t.values.reset();
+        if (values && !(t.shape && elem::holds_shape_values(t.elem_type) && constant_dims(*t.shape, dims) && holds_count(dims, values->size())))
+            values.reset();
+        set_output(i, std::move(t));
+        if (i < outputs_.size() && outputs_[i]) outputs_[i]->values = std::move(values);
+    }
     /// Output i with a known element type and an unknown rank.
     void set_output_type(std::size_t i, int elem_type) {
         if (i < outputs_.size()) outputs_[i] = TensorInfo{elem_type, std::nullopt, std::nullopt, std::nullopt};
@@ -231,6 +261,25 @@ public:
     SymInt simplify(const SymInt& e) const { return env_->simplify(e); }
 
 private:
+    static bool constant_dims(const Shape& shape, std::vector<std::int64_t>& dims) {
+        dims.clear();
+        for (const auto& d : shape) {
+            const auto c = d.maybe_constant();
+            if (!c) return false;
+            dims.push_back(*c);
+        }
+        return true;
+    }
+    /// The product of dims is n (dims within a block are small: no overflow past n).
+    static bool holds_count(const std::vector<std::int64_t>& dims, std::size_t n) {
+        std::int64_t p = 1;
+        for (auto d : dims) {
+            if (d < 0 || (d > 0 && p > SymTensor::max_values / d)) return false;
+            p *= d;
+        }
+        return static_cast<std::size_t>(p) == n;
+    }
+
     ShapeEnv* env_;
     BroadcastPolicy policy_;
     std::string_view domain_, op_type_, name_;

@@ -24,7 +24,8 @@ inline std::optional<SymInt> decided(const NodeContext& ctx, const SymBool& c) {
     return std::nullopt;
 }
 
-/// ONNX's integer Div truncates toward zero: a symbolic quotient is x//y when x >= 0 and y > 0.
+/// ONNX's integer Div truncates toward zero: a symbolic quotient is x//y when x >= 0 and
+/// y > 0, or when y divides x exactly (a batch recovered from `batch*windows`).
 inline std::optional<SymInt> truncated_div(const NodeContext& ctx, const SymInt& x, const SymInt& y) {
     const auto cx = x.maybe_constant(), cy = y.maybe_constant();
     if (cy == 0) return std::nullopt;
@@ -33,6 +34,13 @@ inline std::optional<SymInt> truncated_div(const NodeContext& ctx, const SymInt&
         return SymInt(*cx / *cy);
     }
     if (ctx.env().statically_known_true(x >= 0) && ctx.env().statically_known_true(y > 0)) return floordiv(x, y);
+    // an exact quotient is the same truncated or floored, whatever the signs
+    try {
+        const SymInt q = ctx.simplify(floordiv(x, y));
+        if (ctx.env().statically_known_true(q * y == x)) return q;
+    } catch (const error&) {
+        // a product that overflows: no value
+    }
     return std::nullopt;
 }
 
@@ -54,7 +62,7 @@ inline void same_as_input(NodeContext& ctx) { ctx.set_output(0, ctx.elem_type(0)
 
 /// Identity: the same tensor, values included.
 inline void identity(NodeContext& ctx) {
-    if (const TensorInfo* t = ctx.input(0)) ctx.set_output(0, *t);
+    if (const TensorInfo* t = ctx.input(0)) ctx.set_output_block(0, *t);
 }
 
 /// Neg keeps the values, negated.
@@ -118,10 +126,10 @@ inline void cast_to(NodeContext& ctx, int to) {
             }
             out.values->push_back(static_cast<std::int64_t>(d));
         }
-    } else if ((in->values || in->reals) && !elem::holds_shape_values(to) && to != elem::string) {
+    } else if ((ctx.values(0) || in->reals) && !elem::holds_shape_values(to) && to != elem::string) {
         if (auto r = ctx.real_values(0)) out.reals = std::move(r);
     }
-    ctx.set_output(0, std::move(out));
+    ctx.set_output_block(0, std::move(out));
 }
 inline void cast(NodeContext& ctx) {
     const auto to = ctx.attr_int("to", elem::undefined);

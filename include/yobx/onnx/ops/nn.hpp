@@ -80,12 +80,24 @@ inline const Shape& batch_input(NodeContext& ctx, std::size_t i) {
 }  // namespace detail
 
 /// Conv, ConvInteger, QLinearConv: [N, M, spatial...] with M the weight's first dim.
+/// Each spatial output is at least 1 wherever the model runs: onnxruntime refuses a
+/// convolution whose output would be empty ("Invalid input shape"), so that is a fact
+/// of the ShapeEnv from here on (a 4x4 patch embedding of stride 4 gives `height//4`
+/// and the fact `height >= 4`, which later windows and pads rely on).
 inline void conv_at(NodeContext& ctx, std::size_t x, std::size_t w, int out_type) {
     const Shape& in = detail::batch_input(ctx, x);
     const Shape& weight = ctx.shape(w);
     if (weight.size() != in.size()) ctx.fail("the weight must have the input's rank, got " + format_shape(weight) + " for " + format_shape(in));
     Shape out{in[0], weight[0]};
     const Shape spatial = detail::window_output(ctx, Shape(in.begin() + 2, in.end()), detail::kernel_of(ctx, w), false);
+    for (const SymInt& d : spatial) {
+        if (d.maybe_constant() || ctx.env().statically_known_true(d >= 1)) continue;
+        try {
+            ctx.env().check(d >= 1, "a convolution's output is not empty");
+        } catch (const error&) {
+            // the hints make it empty: the runtime refuses the call, nothing to learn
+        }
+    }
     out.insert(out.end(), spatial.begin(), spatial.end());
     ctx.set_output(0, out_type, std::move(out));
 }

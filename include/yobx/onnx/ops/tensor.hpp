@@ -35,13 +35,104 @@ inline void size_of(NodeContext& ctx) {
     ctx.set_output(0, elem::int64, {}, std::vector<SymInt>{numel(ctx, ctx.shape(0))});
 }
 
-/// The input's values carried to an output of rank <= 1 with a constant length.
-inline std::optional<std::vector<SymInt>> carried_values(const NodeContext& ctx, std::size_t i, const Shape& out) {
-    const auto* v = ctx.values(i);
-    if (v == nullptr || out.size() > 1) return std::nullopt;
-    const auto n = out.empty() ? std::optional<std::int64_t>(1) : out[0].maybe_constant();
-    if (!n || static_cast<std::size_t>(*n) != (*v)->size()) return std::nullopt;
-    return **v;
+/// The input's values, of any rank, carried in their row-major order to an output of
+/// the same element count (Reshape, Flatten, Squeeze, Unsqueeze): set_output_block
+/// keeps them when the output's dims are constants.
+inline std::optional<std::vector<SymInt>> carried_values(const NodeContext& ctx, std::size_t i) {
+    const auto b = ctx.value_block(i);
+    if (!b) return std::nullopt;
+    return *b->values;
+}
+
+/// Writes output 0 as input 0 reshaped to `out`, its values carried.
+inline void set_reshaped(NodeContext& ctx, Shape out) {
+    ctx.set_output_block(0, TensorInfo::of(ctx.elem_type(0), std::move(out), carried_values(ctx, 0)));
+}
+
+/// The row-major strides of a block of `dims`.
+inline std::vector<std::int64_t> block_strides(const std::vector<std::int64_t>& dims) {
+    std::vector<std::int64_t> strides(dims.size());
+    std::int64_t stride = 1;
+    for (std::size_t a = dims.size(); a-- > 0;) {
+        strides[a] = stride;
+        stride *= dims[a];
+    }
+    return strides;
+}
+
+/// The values a block's elements become when output axis a walks the input offsets
+/// `steps[a]` (a slice's indices, a permuted axis, each times its input stride): the
+/// output in row-major order, each element the sum of one step of each axis.
+inline std::vector<SymInt> picked_values(const std::vector<SymInt>& values, const std::vector<std::vector<std::int64_t>>& steps) {
+    std::vector<std::int64_t> offsets{0};
+    for (const auto& axis : steps) {
+        std::vector<std::int64_t> next;
+        next.reserve(offsets.size() * axis.size());
+        for (std::int64_t o : offsets)
+            for (std::int64_t step : axis) next.push_back(o + step);
+        offsets = std::move(next);
+    }
+    std::vector<SymInt> out;
+    out.reserve(offsets.size());
+    for (std::int64_t o : offsets) out.push_back(values[static_cast<std::size_t>(o)]);
+    return out;
+}
+
+/// Whether a Reshape entry `e` the ShapeEnv cannot prove >= 1 is the output's dim all
+/// the same. An entry 0 copies the input's dim `d` (allowzero off): if the ShapeEnv
+/// proves d <= K*e for a constant K >= 1, then e == 0 forces d == 0 (sizes are >= 0),
+/// so the output is e in every case, and e >= 0. That is torch's window partition
+/// after a pad to a multiple of 7: the entry `(h + Mod(6*h, 7))//7` with d its
+/// `h + Mod(6*h, 7)`, where K = 7. K is read off one value of the symbols (the ratio
+/// d / e there), then proven for all of them by the ShapeEnv.
+inline bool entry_is_dim(NodeContext& ctx, const SymInt& e, const SymInt& d) {
+    std::vector<std::string> names = e.free_symbols();
+    for (auto& n : d.free_symbols()) names.push_back(std::move(n));
+    SymbolValues at;
+    std::int64_t k = 0;
+    for (const std::string& n : names) {
+        // a large value inside the symbol's range, different for each symbol
+        std::int64_t v = 1000003 + 7919 * static_cast<std::int64_t>(at.size());
+        if (ctx.env().has_symbol(n)) v = std::clamp(v, ctx.env().range(n).lower, ctx.env().range(n).upper);
+        at.emplace(n, v);
+    }
+    try {
+        const std::int64_t ev = e.evaluate_with(at), dv = d.evaluate_with(at);
+        if (ev <= 0 || dv < 0 || dv % ev != 0) return false;
+        k = std::max<std::int64_t>(dv / ev, 1);
+        return ctx.env().statically_known_true(d <= e * k);
+    } catch (const error&) {
+        return false;  // a value that overflows, a division by zero: no K
+    }
+}
+
+/// One output dim of a Reshape left unsettled, the others known and at least 1: the
+/// element count decides it, as it decides a -1 (onnxruntime refuses a Reshape that
+/// changes the count). It is the target's entry when the ShapeEnv proves that entry
+/// times the rest to be the count (a window partition's `[batch*nh*nw, 49, 96]` from
+/// `[batch, nh, nw, 7, 7, 96]`), else the quotient when proven exact.
+inline void element_count_fills(NodeContext& ctx, const Shape& in, const Shape& target, std::vector<std::optional<SymInt>>& o) {
+    std::size_t unsettled = o.size();
+    SymInt rest = 1;
+    for (std::size_t i = 0; i < o.size(); ++i) {
+        if (o[i]) rest = rest * *o[i];
+        else if (unsettled != o.size()) return;  // two unsettled entries
+        else unsettled = i;
+    }
+    if (unsettled == o.size()) return;
+    try {
+        rest = ctx.simplify(rest);
+        if (!ctx.env().statically_known_true(rest >= 1)) return;
+        const SymInt total = numel(ctx, in);
+        if (unsettled < target.size() && ctx.env().statically_known_true(target[unsettled] * rest == total)) {
+            o[unsettled] = target[unsettled];
+            return;
+        }
+        const SymInt q = ctx.simplify(floordiv(total, rest));
+        if (ctx.env().statically_known_true(q * rest == total)) o[unsettled] = q;
+    } catch (const error&) {
+        // a product that overflows: the entry stays unsettled
+    }
 }
 
 /// Reshape (allowzero since opset 14); the target from data propagation. An entry
@@ -63,15 +154,19 @@ inline void reshape(NodeContext& ctx) {
             out = guarded(
                 ctx, [&] { return shape::reshape(ctx.env(), in, t, allowzero); },
                 [&] {
-                    Shape o;
+                    std::vector<std::optional<SymInt>> o;
                     for (std::size_t i = 0; i < t.size(); ++i) {
                         const auto c = t[i].maybe_constant();
-                        if (c == 0 && !allowzero && i < in.size()) o.push_back(in[i]);
-                        else if (c && *c > 0) o.push_back(t[i]);
-                        else if (!c && ctx.env().statically_known_true(t[i] > 0)) o.push_back(t[i]);
-                        else o.push_back(ctx.fresh("Reshape entry the ShapeEnv could not settle"));
+                        if (c == 0 && !allowzero && i < in.size()) o.emplace_back(in[i]);
+                        else if (c && *c > 0) o.emplace_back(t[i]);
+                        else if (!c && ctx.env().statically_known_true(t[i] > 0)) o.emplace_back(t[i]);
+                        else if (!c && !allowzero && i < in.size() && entry_is_dim(ctx, t[i], in[i])) o.emplace_back(t[i]);
+                        else o.emplace_back();
                     }
-                    return o;
+                    element_count_fills(ctx, in, t, o);
+                    Shape out;
+                    for (auto& d : o) out.push_back(d ? std::move(*d) : ctx.fresh("Reshape entry the ShapeEnv could not settle"));
+                    return out;
                 });
         } else if (n == 1) {
             out.push_back(numel(ctx, in));
@@ -79,8 +174,7 @@ inline void reshape(NodeContext& ctx) {
             for (std::int64_t i = 0; i < n; ++i) out.push_back(ctx.fresh("Reshape to a target whose values are not known"));
         }
     }
-    auto values = carried_values(ctx, 0, out);
-    ctx.set_output(0, ctx.elem_type(0), std::move(out), std::move(values));
+    set_reshaped(ctx, std::move(out));
 }
 
 /// Flatten(axis): [product of the dims before axis, product of the rest].
@@ -91,7 +185,7 @@ inline void flatten(NodeContext& ctx) {
     if (axis < -r || axis > r) ctx.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(r));
     if (axis < 0) axis += r;
     const Shape a(in.begin(), in.begin() + axis), b(in.begin() + axis, in.end());
-    ctx.set_output(0, ctx.elem_type(0), {numel(ctx, a), numel(ctx, b)});
+    set_reshaped(ctx, {numel(ctx, a), numel(ctx, b)});
 }
 
 /// Squeeze (axes an input since opset 13); without axes every dimension proven 1.
@@ -101,24 +195,32 @@ inline void squeeze(NodeContext& ctx) {
     Shape out = guarded(
         ctx, [&] { return shape::squeeze(ctx.env(), in, axes); },
         [&]() -> Shape { throw UnknownInput{"which dimensions are 1 is not known"}; });
-    auto values = carried_values(ctx, 0, out);
-    ctx.set_output(0, ctx.elem_type(0), std::move(out), std::move(values));
+    set_reshaped(ctx, std::move(out));
 }
 
 /// Unsqueeze (axes an input since opset 13).
 inline void unsqueeze(NodeContext& ctx) {
     const auto axes = ints_from(ctx, "axes", 1, 13);
     if (!axes) ctx.fail("axes are required");
-    Shape out = shape::unsqueeze(ctx.shape(0), *axes);
-    auto values = carried_values(ctx, 0, out);
-    ctx.set_output(0, ctx.elem_type(0), std::move(out), std::move(values));
+    set_reshaped(ctx, shape::unsqueeze(ctx.shape(0), *axes));
 }
 
-/// Transpose(perm), reversed by default.
+/// Transpose(perm), reversed by default; values of any rank permuted.
 inline void transpose(NodeContext& ctx) {
-    Shape out = shape::transpose(ctx.shape(0), ctx.attr_ints("perm"));
-    auto values = carried_values(ctx, 0, out);
-    ctx.set_output(0, ctx.elem_type(0), std::move(out), std::move(values));
+    const auto perm = ctx.attr_ints("perm");
+    Shape out = shape::transpose(ctx.shape(0), perm);
+    std::optional<std::vector<SymInt>> values;
+    if (const auto b = ctx.value_block(0)) {
+        const auto strides = block_strides(b->dims);
+        const std::size_t r = b->dims.size();
+        std::vector<std::vector<std::int64_t>> steps(r);
+        for (std::size_t a = 0; a < r; ++a) {
+            const auto from = static_cast<std::size_t>(perm ? (*perm)[a] : static_cast<std::int64_t>(r - 1 - a));
+            for (std::int64_t i = 0; i < b->dims[from]; ++i) steps[a].push_back(i * strides[from]);
+        }
+        values = picked_values(*b->values, steps);
+    }
+    ctx.set_output_block(0, TensorInfo::of(ctx.elem_type(0), std::move(out), std::move(values)));
 }
 
 /// Concat(axis); values concatenated when every input has them.
@@ -225,17 +327,31 @@ inline void slice(NodeContext& ctx) {
     if (axes && static_cast<std::int64_t>(axes->size()) != count) ctx.fail("axes and starts differ in length");
     Shape out = starts && ends ? guarded(ctx, [&] { return shape::slice(ctx.env(), in, *starts, *ends, axes, steps); }, unknown_bounds)
                                : unknown_bounds();
+    // values of any rank: each axis walks its slice's indices (every index where not sliced)
     std::optional<std::vector<SymInt>> values;
-    const auto* v = ctx.values(0);
-    if (v && in.size() == 1 && starts && ends && starts->size() == 1) {
-        const auto s = (*starts)[0].maybe_constant(), e = (*ends)[0].maybe_constant();
-        if (s && e) {
-            values.emplace();
-            for (std::int64_t i : shape::detail::slice_indices(static_cast<std::int64_t>((*v)->size()), *s, *e, steps ? (*steps)[0] : 1))
-                values->push_back((**v)[static_cast<std::size_t>(i)]);
+    const auto b = ctx.value_block(0);
+    if (b && starts && ends && static_cast<std::int64_t>(ends->size()) == count && (!steps || static_cast<std::int64_t>(steps->size()) == count)) {
+        const auto strides = block_strides(b->dims);
+        std::vector<std::vector<std::int64_t>> indices(b->dims.size());
+        for (std::size_t a = 0; a < b->dims.size(); ++a)
+            for (std::int64_t i = 0; i < b->dims[a]; ++i) indices[a].push_back(i);
+        bool known = true;
+        for (std::int64_t k = 0; k < count && known; ++k) {
+            const auto s = (*starts)[static_cast<std::size_t>(k)].maybe_constant(), e = (*ends)[static_cast<std::size_t>(k)].maybe_constant();
+            const std::int64_t step = steps ? (*steps)[static_cast<std::size_t>(k)] : 1;
+            known = s && e && step != 0;
+            if (known) {
+                const auto a = static_cast<std::size_t>(axis_of(k));
+                indices[a] = shape::detail::slice_indices(b->dims[a], *s, *e, step);
+            }
+        }
+        if (known) {
+            for (std::size_t a = 0; a < indices.size(); ++a)
+                for (auto& i : indices[a]) i *= strides[a];
+            values = picked_values(*b->values, indices);
         }
     }
-    ctx.set_output(0, ctx.elem_type(0), std::move(out), std::move(values));
+    ctx.set_output_block(0, TensorInfo::of(ctx.elem_type(0), std::move(out), std::move(values)));
 }
 
 /// Gather(axis); the values of a 1-D shape tensor are gathered at constant indices.
