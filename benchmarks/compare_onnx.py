@@ -86,7 +86,7 @@ def measure(name, tool, workdir):
 def main():
     tool, workdir = sys.argv[1], sys.argv[2]
     names = sys.argv[3:] or ["resnet18", "mobilenet_v3_small", "squeezenet1_0", "lraspp", "encoder", "tiny_llm", "lstm", "audio",
-                             "scripted_control", "hf_bert", "tiny_llm+fused", "hf_bert+fused", "hf_bert+mha", "hf_bert_tanh+fused", "tiny_llm+qdynamic",
+                             "scripted_control", "ssdlite", "swin_t", "hf_bert", "tiny_llm+fused", "hf_bert+fused", "hf_bert+mha", "hf_bert_tanh+fused", "tiny_llm+qdynamic",
                              "resnet18+qdq", "tiny_llm+q4"]
     os.makedirs(workdir, exist_ok=True)
     total = {}

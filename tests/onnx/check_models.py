@@ -174,7 +174,7 @@ def build(name):
         calls = [(torch.randint(0, 64, (b, s)), torch.ones(b, p + s, dtype=torch.long), *[torch.randn(b, 4, p, 8) for _ in range(2 * layers)])
                  for b, s, p in [(2, 3, 5), (1, 1, 8)]]
         return Flat(model).eval(), names, dyn, calls
-    if name in ("resnet18", "mobilenet_v3_small", "squeezenet1_0", "shufflenet_v2_x0_5"):
+    if name in ("resnet18", "mobilenet_v3_small", "squeezenet1_0", "shufflenet_v2_x0_5", "swin_t"):
         import torchvision
         model = getattr(torchvision.models, name)(weights=None).eval()
         sizes = [(2, 224, 224), (1, 160, 192), (3, 97, 131)]
@@ -251,6 +251,24 @@ def build(name):
                 return out["boxes"], out["scores"], out["labels"]
         sizes = [(160, 176), (128, 192), (192, 144)]
         return Boxes(model).eval(), ["x"], {"x": {2: "x_dim_2", 3: "x_dim_3"}}, [(torch.rand(1, 3, h, w),) for h, w in sizes]
+    if name in ("ssdlite", "retinanet"):  # detectors with torchvision's defaults (300 boxes at most; ssdlite: 1,544 nodes)
+        import torchvision
+        d = torchvision.models.detection
+        if name == "ssdlite":
+            model = d.ssdlite320_mobilenet_v3_large(weights=None, weights_backbone=None, num_classes=5)
+        else:
+            model = d.retinanet_resnet50_fpn(weights=None, weights_backbone=None, num_classes=5, min_size=160, max_size=224)
+
+        class Boxes(nn.Module):
+            def __init__(self, m):
+                super().__init__()
+                self.m = m
+
+            def forward(self, x):
+                out = self.m([x[0]])[0]
+                return out["boxes"], out["scores"], out["labels"]
+        sizes = [(320, 320), (256, 300), (300, 280)]
+        return Boxes(model.eval()).eval(), ["x"], {"x": {2: "x_dim_2", 3: "x_dim_3"}}, [(torch.rand(1, 3, h, w),) for h, w in sizes]
     if name == "scripted_control":
         return torch.jit.script(ScriptedControl()), ["x"], {"x": {0: "x_dim_0", 1: "x_dim_1"}}, [(torch.randn(b, n),) for b, n in [(2, 6), (3, 3), (1, 5)]]
     raise ValueError(name)
@@ -439,7 +457,7 @@ def main():
         del args[i:i + 2]
     tool, workdir = args[0], args[1]
     names = args[2:] or ["resnet18", "mobilenet_v3_small", "squeezenet1_0", "lraspp", "encoder", "tiny_llm", "lstm", "audio",
-                             "scripted_control", "fasterrcnn", "hf_bert", "tiny_llm+fused", "encoder+fused", "hf_bert+fused", "hf_bert+mha",
+                             "scripted_control", "fasterrcnn", "ssdlite", "swin_t", "hf_bert", "tiny_llm+fused", "encoder+fused", "hf_bert+fused", "hf_bert+mha",
                              "hf_bert_tanh+fused",
                              "tiny_llm+qdynamic", "resnet18+qdq",
                              "tiny_llm+q4"]
