@@ -312,6 +312,9 @@ TEST_CASE("a window partition after a pad to a multiple of 7 keeps every dim") {
     const TensorInfo target = ints_tensor({b, n, 7, n, 7, 96});
     auto windows = run(env, "Reshape", 17, {&x, &target});
     CHECK(shape_of(windows[0]) == "[batch, height//4 - (6*(height//4))//7, 7, height//4 - (6*(height//4))//7, 7, 96]");
+    // proven, not guessed: strict mode takes it too
+    auto strict = run(env, "Reshape", 17, {&x, &target}, {}, 1, BroadcastPolicy::strict);
+    CHECK(shape_of(strict[0]) == shape_of(windows[0]));
     const TensorInfo moved = TensorInfo::of(elem::float32, {b, n, n, 7, 7, 96});
     const TensorInfo flat = ints_tensor({env.simplify(b * n * n), 49, 96});
     auto out = run(env, "Reshape", 17, {&moved, &flat});
@@ -337,4 +340,11 @@ TEST_CASE("a Reshape entry that may be 0 is still the dim when the input's dim i
     const TensorInfo other = ints_tensor({env.simplify(floordiv(s, 7)), 7, 5});
     auto unknown = run(env, "Reshape", 17, {&y, &other});
     CHECK(shape_of(unknown[0]) == "[unk__0, 7, 5]");
+    CHECK(test::error_of([&] { run(env, "Reshape", 17, {&y, &other}, {}, 1, BroadcastPolicy::strict); })
+              .starts_with("Could not guard on data-dependent expression Eq(s//7, 0) (hints: s = ?) at "));
+    // a -1 beside dims proven at least 1 is the element count's quotient
+    const TensorInfo z = TensorInfo::of(elem::float32, {s, 4, 5});
+    const TensorInfo infer = ints_tensor({-1, 5});
+    auto inferred = run(env, "Reshape", 17, {&z, &infer});
+    CHECK(shape_of(inferred[0]) == "[4*s, 5]");
 }

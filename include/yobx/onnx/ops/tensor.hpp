@@ -151,22 +151,39 @@ inline void reshape(NodeContext& ctx) {
         const std::int64_t n = ctx.output_rank(*target[0].maybe_constant());
         if (const auto* v = ctx.values(1)) {
             const Shape t(**v);
+            // each entry proven its dim, or decided by the element count; nullopt where neither
+            const auto settled = [&] {
+                std::vector<std::optional<SymInt>> o;
+                for (std::size_t i = 0; i < t.size(); ++i) {
+                    const auto c = t[i].maybe_constant();
+                    if (c == 0 && !allowzero && i < in.size()) o.emplace_back(in[i]);
+                    else if (c && *c > 0) o.emplace_back(t[i]);
+                    else if (!c && ctx.env().statically_known_true(t[i] > 0)) o.emplace_back(t[i]);
+                    else if (!c && !allowzero && i < in.size() && entry_is_dim(ctx, t[i], in[i])) o.emplace_back(t[i]);
+                    else o.emplace_back();
+                }
+                element_count_fills(ctx, in, t, o);
+                return o;
+            };
             out = guarded(
-                ctx, [&] { return shape::reshape(ctx.env(), in, t, allowzero); },
+                ctx,
                 [&] {
-                    std::vector<std::optional<SymInt>> o;
-                    for (std::size_t i = 0; i < t.size(); ++i) {
-                        const auto c = t[i].maybe_constant();
-                        if (c == 0 && !allowzero && i < in.size()) o.emplace_back(in[i]);
-                        else if (c && *c > 0) o.emplace_back(t[i]);
-                        else if (!c && ctx.env().statically_known_true(t[i] > 0)) o.emplace_back(t[i]);
-                        else if (!c && !allowzero && i < in.size() && entry_is_dim(ctx, t[i], in[i])) o.emplace_back(t[i]);
-                        else o.emplace_back();
+                    try {
+                        return shape::reshape(ctx.env(), in, t, allowzero);
+                    } catch (const GuardOnDataDependentSymNode&) {
+                        // a question the entries answer without it: strict mode too takes the proof
+                        Shape proven;
+                        for (auto& d : settled()) {
+                            if (!d) throw;
+                            proven.push_back(std::move(*d));
+                        }
+                        return proven;
                     }
-                    element_count_fills(ctx, in, t, o);
-                    Shape out;
-                    for (auto& d : o) out.push_back(d ? std::move(*d) : ctx.fresh("Reshape entry the ShapeEnv could not settle"));
-                    return out;
+                },
+                [&] {
+                    Shape o;
+                    for (auto& d : settled()) o.push_back(d ? std::move(*d) : ctx.fresh("Reshape entry the ShapeEnv could not settle"));
+                    return o;
                 });
         } else if (n == 1) {
             out.push_back(numel(ctx, in));
