@@ -58,6 +58,18 @@ class ScriptedControl(nn.Module):
         return y.sum(0, keepdim=True)
 
 
+class Boxes(nn.Module):
+    """A torchvision detector on one image: its boxes, scores and labels as outputs."""
+
+    def __init__(self, m):
+        super().__init__()
+        self.m = m
+
+    def forward(self, x):
+        out = self.m([x[0]])[0]
+        return out["boxes"], out["scores"], out["labels"]
+
+
 OBSERVED = None  # --observed DIR: where tests/export/observe_scripted wrote what yobx's observer inferred
 
 
@@ -238,36 +250,18 @@ def build(name):
         return Out(model).eval(), ["x"], {"x": {0: "x_dim_0", 1: "x_dim_1"}}, [(torch.randn(b, s, 4),) for b, s in [(2, 5), (1, 9), (4, 3)]]
     if name == "audio":
         return Audio().eval(), ["wave"], {"wave": {0: "wave_dim_0", 2: "wave_dim_2"}}, [(torch.randn(b, 1, n),) for b, n in [(2, 400), (1, 517), (3, 263)]]
-    if name == "fasterrcnn":
-        model = models.make("fasterrcnn")
-
-        class Boxes(nn.Module):
-            def __init__(self, m):
-                super().__init__()
-                self.m = m
-
-            def forward(self, x):
-                out = self.m([x[0]])[0]
-                return out["boxes"], out["scores"], out["labels"]
-        sizes = [(160, 176), (128, 192), (192, 144)]
-        return Boxes(model).eval(), ["x"], {"x": {2: "x_dim_2", 3: "x_dim_3"}}, [(torch.rand(1, 3, h, w),) for h, w in sizes]
-    if name in ("ssdlite", "retinanet"):  # detectors with torchvision's defaults (300 boxes at most; ssdlite: 1,544 nodes)
+    if name in ("fasterrcnn", "ssdlite", "retinanet"):  # torchvision's defaults: ssdlite and retinanet keep 300 boxes at most
         import torchvision
         d = torchvision.models.detection
-        if name == "ssdlite":
+        sizes = [(160, 176), (128, 192), (192, 144)]
+        if name == "fasterrcnn":
+            model = models.make("fasterrcnn")
+        elif name == "ssdlite":  # 1,544 nodes
             model = d.ssdlite320_mobilenet_v3_large(weights=None, weights_backbone=None, num_classes=5)
+            sizes = [(320, 320), (256, 300), (300, 280)]
         else:
             model = d.retinanet_resnet50_fpn(weights=None, weights_backbone=None, num_classes=5, min_size=160, max_size=224)
-
-        class Boxes(nn.Module):
-            def __init__(self, m):
-                super().__init__()
-                self.m = m
-
-            def forward(self, x):
-                out = self.m([x[0]])[0]
-                return out["boxes"], out["scores"], out["labels"]
-        sizes = [(320, 320), (256, 300), (300, 280)]
+            sizes = [(320, 320), (256, 300), (300, 280)]
         return Boxes(model.eval()).eval(), ["x"], {"x": {2: "x_dim_2", 3: "x_dim_3"}}, [(torch.rand(1, 3, h, w),) for h, w in sizes]
     if name == "scripted_control":
         return torch.jit.script(ScriptedControl()), ["x"], {"x": {0: "x_dim_0", 1: "x_dim_1"}}, [(torch.randn(b, n),) for b, n in [(2, 6), (3, 3), (1, 5)]]
