@@ -260,3 +260,47 @@ TEST_CASE("ONNX reader: the fuzz corpus, the inputs it once crashed on included"
     }
     CHECK(n >= 10);
 }
+
+TEST_CASE("the report lists what a rule took as given: a convolution's output is not empty") {
+    ::onnx::ModelProto model;
+    model.set_ir_version(8);
+    model.add_opset_import()->set_version(17);
+    auto* g = model.mutable_graph();
+    g->set_name("patches");
+    auto* x = g->add_input();
+    x->set_name("x");
+    x->mutable_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::FLOAT);
+    for (const char* d : {"batch", "3", "height", "width"}) {
+        auto* dim = x->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim();
+        if (d[0] == '3') dim->set_dim_value(3);
+        else dim->set_dim_param(d);
+    }
+    auto* w = g->add_initializer();
+    w->set_name("w");
+    w->set_data_type(::onnx::TensorProto::FLOAT);
+    for (std::int64_t d : {8, 3, 4, 4}) w->add_dims(d);
+    w->mutable_float_data()->Resize(8 * 3 * 4 * 4, 0.f);
+    auto* conv = g->add_node();
+    conv->set_name("conv");
+    conv->set_op_type("Conv");
+    conv->add_input("x");
+    conv->add_input("w");
+    conv->add_output("y");
+    auto* strides = conv->add_attribute();
+    strides->set_name("strides");
+    strides->set_type(::onnx::AttributeProto::INTS);
+    strides->add_ints(4);
+    strides->add_ints(4);
+    g->add_output()->set_name("y");
+    const auto report = infer_shapes(model);
+    REQUIRE(report.facts.size() == 2);
+    CHECK(report.facts[0].node == "'conv' (Conv)");
+    CHECK(report.facts[0].condition == "height//4 >= 1");
+    CHECK(report.facts[0].why == "a convolution's output is not empty");
+    CHECK(report.facts[1].condition == "width//4 >= 1");
+    CHECK(report.to_json().find("\"facts\": [\n    {\"node\": \"'conv' (Conv)\", \"condition\": \"height//4 >= 1\", "
+                                "\"why\": \"a convolution's output is not empty\"},") != std::string::npos);
+    std::string dims;
+    for (const auto& d : model.graph().output(0).type().tensor_type().shape().dim()) dims += (d.has_dim_value() ? std::to_string(d.dim_value()) : d.dim_param()) + " ";
+    CHECK(dims == "batch 8 height//4 width//4 ");
+}

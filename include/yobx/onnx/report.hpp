@@ -139,6 +139,9 @@ struct ShapeReport {
         std::string node, question, answer;
         std::size_t count = 0;
     };
+    struct Fact {
+        std::string node, condition, why;
+    };
     struct Contradiction {
         std::string value;
         std::int64_t axis = 0;
@@ -160,6 +163,7 @@ struct ShapeReport {
     std::map<std::string, std::size_t> not_covered;  ///< "domain.Op" -> count
     std::vector<Fresh> fresh_symbols;
     std::vector<Assumption> assumptions;
+    std::vector<Fact> facts;  ///< what a rule took as given (a convolution's output is not empty)
     std::vector<Contradiction> contradictions;
     std::vector<std::pair<std::string, std::string>> name_mapping;  ///< dim_param as written -> symbol
     std::vector<NodeError> node_errors;
@@ -227,6 +231,13 @@ struct ShapeReport {
             field("question", assumptions[i].question);
             field("answer", assumptions[i].answer);
             s += "\"count\": " + std::to_string(assumptions[i].count) + "}";
+        });
+        list("facts", facts.size(), [&](std::size_t i) {
+            s += "{";
+            field("node", facts[i].node);
+            field("condition", facts[i].condition);
+            field("why", facts[i].why, true);
+            s += "}";
         });
         list("contradictions", contradictions.size(), [&](std::size_t i) {
             s += "{";

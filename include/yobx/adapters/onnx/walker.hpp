@@ -203,6 +203,7 @@ public:
         NodeContext ctx(env_, policy_, domain, node.op_type(), node.name(), opset_of(domain), inputs, attributes,
                         static_cast<std::size_t>(node.output_size()));
         const auto issues_before = draft_counts();
+        const std::size_t asserts_before = env_.runtime_asserts().size();
         const std::string where = describe(node);
         try {
             if (domain.empty() && (node.op_type() == "If" || node.op_type() == "Loop" || node.op_type() == "Scan")) {
@@ -235,6 +236,7 @@ public:
             fallback(node, ctx);
         }
         record_assumptions(issues_before, where);
+        record_facts(asserts_before, where);
         for (const auto& f : ctx.fresh_symbols()) fresh_reasons_[f.name] = f.why;
         for (int k = 0; k < node.output_size(); ++k) {
             const std::string& name = node.output(k);
@@ -650,6 +652,16 @@ private:
                 const auto r = fresh_reasons_.find(s);
                 report_.fresh_symbols.push_back({s, where, "", r == fresh_reasons_.end() ? "a broadcast or rule the ShapeEnv could not decide" : r->second});
             }
+    }
+
+    /// The checks a rule made since `before` (a convolution's output is at least 1): what
+    /// the walk takes as given from here on, each with its node. A draft's answers are
+    /// assumptions, listed apart.
+    void record_facts(std::size_t before, const std::string& where) {
+        const auto& asserts = env_.runtime_asserts();
+        for (std::size_t i = before; i < asserts.size(); ++i)
+            if (asserts[i].message != "draft assumption")
+                report_.facts.push_back({where, asserts[i].condition.to_string(), asserts[i].message});
     }
 
     std::vector<std::size_t> draft_counts() const {
