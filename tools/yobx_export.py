@@ -264,9 +264,12 @@ def run(argv):
         package_path = os.path.join(work, os.path.basename(out) if out.endswith(".pt2") else "package.pt2")
         begin = time.perf_counter()
         try:
+            # layout_optimization off: torch 2.6's channels-last rewrite of convolutions gave
+            # resnet18 packages 0.18 off the eager model (on an AVX-512 AMD EPYC, static and
+            # dynamic shapes alike), which the check below caught; without it they agree to 1e-6
             torch._inductor.aoti_compile_and_package(
                 program, package_path=package_path,
-                inductor_configs={"aot_inductor.metadata": {"yobx.inputs": json.dumps(
+                inductor_configs={"layout_optimization": False, "aot_inductor.metadata": {"yobx.inputs": json.dumps(
                     {**tensor_inputs(program), "labels": labels_of(program, model, axes)})}})
             package = torch._inductor.aoti_load_package(package_path)
         except Exception as e:
