@@ -594,17 +594,27 @@ private:
             for (const auto& f : t.mono) r = range_mul(r, range_pow(bound_atom(*f.atom), f.exp));
             acc = range_add(acc, r);
         }
-        if ((acc.lower == ValueRange::neg_inf || acc.upper == ValueRange::inf) && repeats_an_atom(p)) {
-            const ValueRange s = shifted_bound(p);
-            acc = {std::max(acc.lower, s.lower), std::min(acc.upper, s.upper)};
-        }
-        if (acc.lower == ValueRange::neg_inf || acc.upper == ValueRange::inf) {
-            const ValueRange s = relaxed_bound(p);
-            acc = {std::max(acc.lower, s.lower), std::min(acc.upper, s.upper)};
-        }
-        if (acc.lower == ValueRange::neg_inf || acc.upper == ValueRange::inf) {
-            const ValueRange s = distributed_bound(p);
-            acc = {std::max(acc.lower, s.lower), std::min(acc.upper, s.upper)};
+        // each finer bound only while a side is still open
+        const auto open = [&] { return acc.lower == ValueRange::neg_inf || acc.upper == ValueRange::inf; };
+        const auto narrow_to = [&](ValueRange s) { acc = {std::max(acc.lower, s.lower), std::min(acc.upper, s.upper)}; };
+        if (open() && repeats_an_atom(p)) narrow_to(shifted_bound(p));
+        if (open()) narrow_to(relaxed_bound(p));
+        if (open()) narrow_to(distributed_bound(p));
+        return acc;
+    }
+
+    /// The term-by-term range of p, with the ranges `given` for the atoms listed there
+    /// (by address: the placeholders shifted_bound and relaxed_bound introduce) and
+    /// bound_atom's for the others.
+    ValueRange bound_with(const Poly& p, const std::vector<std::pair<const detail::sym::Atom*, ValueRange>>& given) const {
+        ValueRange acc = ValueRange::exactly(p.constant);
+        for (const auto& t : p.terms) {
+            ValueRange r = ValueRange::exactly(t.coef);
+            for (const auto& f : t.mono) {
+                const auto it = std::find_if(given.begin(), given.end(), [&](const auto& e) { return e.first == f.atom.get(); });
+                r = range_mul(r, range_pow(it == given.end() ? bound_atom(*f.atom) : it->second, f.exp));
+            }
+            acc = range_add(acc, r);
         }
         return acc;
     }
@@ -685,7 +695,7 @@ private:
                 if (const std::int64_t k = divisor(t)) l = ds::mul(l / std::gcd(l, k), k);
             if (l == 1) return ValueRange::unknown();
             ds::Poly out = ds::constant(ds::mul(p.constant, l));
-            std::vector<std::pair<const ds::Atom*, std::int64_t>> remainders;  // r -> k - 1
+            std::vector<std::pair<const ds::Atom*, ValueRange>> remainders;  // r in [0, k - 1]
             std::vector<ds::AtomPtr> keep;
             for (const auto& t : p.terms) {
                 const std::int64_t k = divisor(t);
@@ -694,19 +704,11 @@ private:
                     continue;
                 }
                 keep.push_back(ds::make_atom(AtomKind::symbol, "#r" + std::to_string(keep.size()), {}));
-                remainders.emplace_back(keep.back().get(), k - 1);
+                remainders.emplace_back(keep.back().get(), ValueRange{0, k - 1});
                 const ds::Poly q_minus_r = ds::add_raw(t.mono[0].atom->args[0], ds::scale_raw(ds::from_atom(keep.back()), -1));
                 out = ds::add_raw(out, ds::scale_raw(q_minus_r, ds::mul(t.coef, l / k)));
             }
-            ValueRange acc = ValueRange::exactly(out.constant);
-            for (const auto& t : out.terms) {
-                ValueRange r = ValueRange::exactly(t.coef);
-                for (const auto& f : t.mono) {
-                    const auto it = std::find_if(remainders.begin(), remainders.end(), [&](const auto& e) { return e.first == f.atom.get(); });
-                    r = range_mul(r, range_pow(it == remainders.end() ? bound_atom(*f.atom) : ValueRange{0, it->second}, f.exp));
-                }
-                acc = range_add(acc, r);
-            }
+            const ValueRange acc = bound_with(out, remainders);
             // p is an integer: its bounds are those of L*p divided by L, rounded inwards
             return {acc.lower == ValueRange::neg_inf ? acc.lower : ds::neg(ds::floordiv(ds::neg(acc.lower), l)),
                     acc.upper == ValueRange::inf ? acc.upper : ds::floordiv(acc.upper, l)};
@@ -771,16 +773,7 @@ private:
                 out = ds::add_raw(out, term);
                 if (out.terms.size() > max_shifted_terms) return ValueRange::unknown();
             }
-            ValueRange acc = ValueRange::exactly(out.constant);
-            for (const auto& t : out.terms) {
-                ValueRange r = ValueRange::exactly(t.coef);
-                for (const auto& f : t.mono) {
-                    const auto it = std::find_if(fresh.begin(), fresh.end(), [&](const auto& e) { return e.first == f.atom.get(); });
-                    r = range_mul(r, range_pow(it->second, f.exp));
-                }
-                acc = range_add(acc, r);
-            }
-            return acc;
+            return bound_with(out, fresh);
         } catch (const ds::overflow&) {
             return ValueRange::unknown();
         } catch (const ds::too_large&) {

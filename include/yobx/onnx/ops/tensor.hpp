@@ -89,7 +89,6 @@ inline bool entry_is_dim(NodeContext& ctx, const SymInt& e, const SymInt& d) {
     std::vector<std::string> names = e.free_symbols();
     for (auto& n : d.free_symbols()) names.push_back(std::move(n));
     SymbolValues at;
-    std::int64_t k = 0;
     for (const std::string& n : names) {
         // a large value inside the symbol's range, different for each symbol
         std::int64_t v = 1000003 + 7919 * static_cast<std::int64_t>(at.size());
@@ -99,8 +98,7 @@ inline bool entry_is_dim(NodeContext& ctx, const SymInt& e, const SymInt& d) {
     try {
         const std::int64_t ev = e.evaluate_with(at), dv = d.evaluate_with(at);
         if (ev <= 0 || dv < 0 || dv % ev != 0) return false;
-        k = std::max<std::int64_t>(dv / ev, 1);
-        return ctx.env().statically_known_true(d <= e * k);
+        return ctx.env().statically_known_true(d <= e * std::max<std::int64_t>(dv / ev, 1));
     } catch (const error&) {
         return false;  // a value that overflows, a division by zero: no K
     }
