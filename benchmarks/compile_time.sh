@@ -1,22 +1,25 @@
 #!/usr/bin/env bash
-# Compile time and peak memory of a translation unit that includes
-# <yobx/pytree.hpp> against one that includes only the standard headers
-# pytree.hpp itself uses, at -O0. Prints both and the difference.
-#   bash benchmarks/compile_time.sh [compiler]
+# Compile time and peak memory of a translation unit that includes a yobx header
+# and uses nothing, against one that includes only the standard headers that
+# header (and the yobx headers it pulls in) name, at -O0. Prints both, the
+# difference, and the code the unused include emits: text bytes of the object
+# file over the standard headers' and the number of symbols naming yobx (both
+# must stay 0: an include that is not used costs no code).
+#   bash benchmarks/compile_time.sh [-c compiler] [header ...]
+# Headers default to yobx/pytree.hpp yobx/observer.hpp yobx/sym.hpp
+# yobx/shape_inference.hpp; the compiler to g++.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cxx=${1:-g++}
+cxx=g++
+if [[ ${1:-} == -c ]]; then
+    cxx=$2
+    shift 2
+fi
+headers=("$@")
+[[ ${#headers[@]} -gt 0 ]] || headers=(yobx/pytree.hpp yobx/observer.hpp yobx/sym.hpp yobx/shape_inference.hpp)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-# The standard headers named by pytree.hpp and the yobx headers it includes,
-# read from their #include lines so that the list follows the code.
-yobx_headers=$("$cxx" -std=c++20 -Iinclude -x c++ -E -H - <<< '#include <yobx/pytree.hpp>' 2>&1 >/dev/null |
-    sed -n 's|^\.* \(include/yobx/.*\.hpp\)$|\1|p')
-std_headers=$(sed -n 's|^#include <\([a-z_]*\)>$|\1|p' $yobx_headers | sort -u)
-: > "$work/std.cpp"
-for h in $std_headers; do echo "#include <$h>" >> "$work/std.cpp"; done
-echo "int main() { return 0; }" >> "$work/std.cpp"
-printf '#include <yobx/pytree.hpp>\nint main() { return 0; }\n' > "$work/yobx.cpp"
+
 measure() {  # best of 3: seconds and peak KB
     local best_t=999 best_m=0
     for _ in 1 2 3; do
@@ -26,9 +29,33 @@ measure() {  # best of 3: seconds and peak KB
     done
     echo "$best_t $best_m"
 }
-read -r st sm < <(measure "$work/std.cpp")
-read -r yt ym < <(measure "$work/yobx.cpp")
-echo "compiler: $($cxx --version | head -1)"
-echo "standard headers only : ${st} s, ${sm} KB peak"
-echo "<yobx/pytree.hpp>     : ${yt} s, ${ym} KB peak"
-echo "difference            : $(awk -v a="$yt" -v b="$st" 'BEGIN { printf "%.2f", a - b }') s, $((ym - sm)) KB"
+text_bytes() { size -A "$1" | awk '$1 ~ /^\.text/ { n += $2 } END { print n + 0 }'; }
+
+echo "compiler: $($cxx --version | head -1), -O0, best of 3"
+printf '%-28s %10s %10s %12s %12s %12s\n' header "std only" "with yobx" difference "peak +KB" "code +B/syms"
+status=0
+for header in "${headers[@]}"; do
+    # The standard headers named by the header and the yobx headers it includes,
+    # read from their #include lines so that the reference follows the code.
+    yobx_headers=$("$cxx" -std=c++20 -Iinclude -x c++ -E -H - <<< "#include <$header>" 2>&1 >/dev/null |
+        sed -n 's|^\.* \(include/yobx/.*\.hpp\)$|\1|p' | sort -u)
+    std_headers=$(sed -n 's|^#include <\([a-z_]*\)>$|\1|p' $yobx_headers | sort -u)
+    : > "$work/std.cpp"
+    for h in $std_headers; do echo "#include <$h>" >> "$work/std.cpp"; done
+    echo "int main() { return 0; }" >> "$work/std.cpp"
+    printf '#include <%s>\nint main() { return 0; }\n' "$header" > "$work/yobx.cpp"
+    read -r st sm < <(measure "$work/std.cpp")
+    std_text=$(text_bytes "$work/o.o")
+    read -r yt ym < <(measure "$work/yobx.cpp")
+    yobx_text=$(text_bytes "$work/o.o")
+    symbols=$(nm -C "$work/o.o" | grep -c yobx || true)
+    code=$((yobx_text - std_text))
+    printf '%-28s %8s s %8s s %10s s %12s %12s\n' "<$header>" "$st" "$yt" \
+        "$(awk -v a="$yt" -v b="$st" 'BEGIN { printf "%+.2f", a - b }')" "$((ym - sm))" "$code/$symbols"
+    if [[ $code -ne 0 || $symbols -ne 0 ]]; then
+        echo "  an unused <$header> emits code:"
+        nm -C "$work/o.o" | grep yobx | sed -n "1,5s/^/    /p" || true
+        status=1
+    fi
+done
+exit $status

@@ -210,8 +210,20 @@ inline std::string SourceText::text() const { return detail::layout_code(code); 
 /// The source registered for a function (or an object) by YOBX_PATCH_SOURCE,
 /// found from its address; nullopt when it was not defined inside the macro.
 ///   find_source(&patched_broadcast_shapes)->name  is "patched_broadcast_shapes"
+namespace detail {
+/// What find_source calls first, found by argument-dependent lookup on the
+/// pointer's type: a header that wraps its definitions in
+/// YOBX_DETAIL_PATCH_SOURCE_DEFERRED registers them there, on the first look-up
+/// of a pointer of their type (this one, for every other type, registers
+/// nothing). A header's registration variable would emit the wrapped function
+/// and everything it calls in every file that includes the header.
+inline void register_deferred_sources(...) {}
+}  // namespace detail
+
 template <class Pointer>
 std::optional<SourceText> find_source(Pointer p) {
+    using detail::register_deferred_sources;
+    register_deferred_sources(p);
     return detail::SourceRegistry::instance().find(p);
 }
 
@@ -242,6 +254,16 @@ std::optional<SourceText> find_source(Pointer p) {
     inline const ::yobx::SourceText& name##_source();                                                           \
     __VA_ARGS__                                                                                                  \
     inline const bool name##_source_registered_ = ::yobx::detail::SourceRegistry::instance().add(&name, &name##_source); \
+    inline const ::yobx::SourceText& name##_source() {                                                          \
+        static const ::yobx::SourceText source{#name, #__VA_ARGS__, __FILE__, decltype(name##_first_line_)::line,
+// YOBX_PATCH_SOURCE without the registration, for yobx's own headers: the
+// header registers the definition from a register_deferred_sources overload
+// (see find_source), so a file that includes it and uses nothing emits nothing.
+#define YOBX_DETAIL_PATCH_SOURCE_DEFERRED YOBX_DETAIL_PATCH_SOURCE_FIRST(__LINE__) YOBX_DETAIL_PATCH_SOURCE_UNREGISTERED
+#define YOBX_DETAIL_PATCH_SOURCE_UNREGISTERED(name, ...)                                                         \
+    name##_first_line_{};                                                                                        \
+    inline const ::yobx::SourceText& name##_source();                                                           \
+    __VA_ARGS__                                                                                                  \
     inline const ::yobx::SourceText& name##_source() {                                                          \
         static const ::yobx::SourceText source{#name, #__VA_ARGS__, __FILE__, decltype(name##_first_line_)::line,
 #define YOBX_PATCH_SOURCE_END \

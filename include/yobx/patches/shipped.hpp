@@ -26,7 +26,7 @@ namespace patches {
 /// The `broadcast_shapes` hook of the patches: a strict broadcast becomes a
 /// sym_max one, so two unrelated dimensions broadcast to Max(a, c) instead of
 /// asking the ShapeEnv for a guard it cannot decide.
-YOBX_PATCH_SOURCE(patched_broadcast_shapes,
+YOBX_DETAIL_PATCH_SOURCE_DEFERRED(patched_broadcast_shapes,
 inline Shape patched_broadcast_shapes(ShapeEnv& env, std::span<const Shape> shapes, BroadcastPolicy policy,
                                       std::string_view op, source_location where) {
     if (policy == BroadcastPolicy::strict) policy = BroadcastPolicy::sym_max;
@@ -35,7 +35,7 @@ inline Shape patched_broadcast_shapes(ShapeEnv& env, std::span<const Shape> shap
 
 /// The `infer_size` hook of the patches (Expand, MatMul's batch dimensions):
 /// the same change as patched_broadcast_shapes, for two shapes.
-YOBX_PATCH_SOURCE(patched_infer_size,
+YOBX_DETAIL_PATCH_SOURCE_DEFERRED(patched_infer_size,
 inline Shape patched_infer_size(ShapeEnv& env, const Shape& a, const Shape& b, BroadcastPolicy policy, std::string_view op,
                                 source_location where) {
     if (policy == BroadcastPolicy::strict) policy = BroadcastPolicy::sym_max;
@@ -43,6 +43,23 @@ inline Shape patched_infer_size(ShapeEnv& env, const Shape& a, const Shape& b, B
 }) YOBX_PATCH_SOURCE_END
 
 }  // namespace patches
+
+/// The sources of the default shape hooks and of the shipped patches, registered on
+/// the first find_source of a pointer of their type (found by argument-dependent
+/// lookup: see register_deferred_sources in patch_source.hpp).
+inline void register_deferred_sources(BroadcastShapesFn) {
+    static const bool once = detail::SourceRegistry::instance().add(&shape::default_broadcast_shapes,
+                                                                    &shape::default_broadcast_shapes_source) &&
+                             detail::SourceRegistry::instance().add(&patches::patched_broadcast_shapes,
+                                                                    &patches::patched_broadcast_shapes_source);
+    (void)once;
+}
+inline void register_deferred_sources(InferSizeFn) {
+    static const bool once =
+        detail::SourceRegistry::instance().add(&shape::default_infer_size, &shape::default_infer_size_source) &&
+        detail::SourceRegistry::instance().add(&patches::patched_infer_size, &patches::patched_infer_size_source);
+    (void)once;
+}
 
 /// The patches yobx ships, family "yobx": patched_broadcast_shapes and
 /// patched_infer_size on `shape_hooks`. Each call returns new patches; their

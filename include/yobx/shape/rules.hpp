@@ -213,7 +213,7 @@ inline std::optional<SymInt> broadcast_dim(ShapeEnv& env, const SymInt& a0, cons
 /// The default `broadcast_shapes` hook: numpy's multidirectional broadcast, shapes
 /// aligned on the right, each dimension resolved by broadcast_dim with `policy`.
 ///   broadcast_shapes(env, {{a, b}, {b}}) is [a, b]
-YOBX_PATCH_SOURCE(default_broadcast_shapes,
+YOBX_DETAIL_PATCH_SOURCE_DEFERRED(default_broadcast_shapes,
 inline Shape default_broadcast_shapes(ShapeEnv& env, std::span<const Shape> shapes, BroadcastPolicy policy,
                                       std::string_view op, source_location where) {
     std::size_t rank = 0;
@@ -237,7 +237,7 @@ inline Shape default_broadcast_shapes(ShapeEnv& env, std::span<const Shape> shap
 }) YOBX_PATCH_SOURCE_END
 
 /// The default `infer_size` hook: default_broadcast_shapes of two shapes.
-YOBX_PATCH_SOURCE(default_infer_size,
+YOBX_DETAIL_PATCH_SOURCE_DEFERRED(default_infer_size,
 inline Shape default_infer_size(ShapeEnv& env, const Shape& a, const Shape& b, BroadcastPolicy policy, std::string_view op,
                                 source_location where) {
     const std::array<Shape, 2> shapes{a, b};
