@@ -1,0 +1,219 @@
+// yobx/detail/sym/build.hpp — construction of canonical sums and products.
+//
+// Laws: terms sorted by monomial, equal monomials merged, zero coefficients
+// dropped (normalized); a + b merges two sorted term lists (add_raw), k*a scales
+// every coefficient, a*b multiplies out (at most max_terms terms, else
+// too_large); then the sum-level laws of settle.hpp apply (add, scale, mul):
+// test_sym.cpp: 2*(s0 + 1) - 2 is "2*s0", s0 - s0 is "0". Also the content
+// (gcd of coefficients) and the one-atom views (term_atom, lone_atom,
+// single_atom) the later steps read polynomials through.
+#pragma once
+
+#include <yobx/detail/sym/core.hpp>
+
+namespace yobx::detail::sym {
+
+// ------------------------------------------------------------ construction
+
+inline std::size_t hash_mono(const Mono& m) {
+    std::size_t h = 0x51;
+    for (const auto& f : m) h = mix(mix(h, f.atom->hash), static_cast<std::size_t>(f.exp));
+    return h;
+}
+
+inline void finish(Poly& p) {
+    std::size_t h = mix(0x7a, static_cast<std::size_t>(p.constant));
+    for (const auto& t : p.terms) h = mix(mix(h, static_cast<std::size_t>(t.coef)), hash_mono(t.mono));
+    p.hash = h;
+}
+
+inline Poly constant(std::int64_t c) {
+    Poly p;
+    p.constant = c;
+    finish(p);
+    return p;
+}
+
+/// Terms already sorted and merged.
+inline Poly from_sorted(std::int64_t c, std::vector<Term> terms) {
+    Poly p;
+    p.constant = c;
+    p.terms = std::move(terms);
+    finish(p);
+    return p;
+}
+
+/// Sorts terms, merges equal monomials, drops zero coefficients.
+inline Poly normalized(std::int64_t c, std::vector<Term> terms) {
+    std::sort(terms.begin(), terms.end(), [](const Term& x, const Term& y) { return cmp_mono(x.mono, y.mono) < 0; });
+    std::vector<Term> out;
+    out.reserve(terms.size());
+    for (auto& t : terms) {
+        if (!out.empty() && cmp_mono(out.back().mono, t.mono) == 0) {
+            out.back().coef = add(out.back().coef, t.coef);
+            if (out.back().coef == 0) out.pop_back();
+        } else if (t.coef != 0) {
+            out.push_back(std::move(t));
+        }
+    }
+    return from_sorted(c, std::move(out));
+}
+
+inline AtomPtr make_atom(AtomKind kind, std::string name, std::vector<Poly> args) {
+    auto a = std::make_shared<Atom>();
+    a->kind = kind;
+    std::size_t h = mix(0x3c, static_cast<std::size_t>(kind));
+    if (kind == AtomKind::symbol) h = mix(h, std::hash<std::string>{}(name));
+    for (const auto& p : args) h = mix(h, p.hash);
+    a->name = std::move(name);
+    a->args = std::move(args);
+    a->hash = h;
+    return a;
+}
+
+inline Poly from_atom(AtomPtr a) {
+    std::vector<Term> t(1);
+    t[0].coef = 1;
+    t[0].mono.push_back(Factor{std::move(a), 1});
+    return from_sorted(0, std::move(t));
+}
+
+inline Poly symbol(std::string_view name) { return from_atom(make_atom(AtomKind::symbol, std::string(name), {})); }
+
+/// The atom if p is `coef*atom + constant` (one term, one factor, exponent 1), with coef; else null.
+inline const Atom* term_atom(const Poly& p, std::int64_t& coef) {
+    if (p.terms.size() != 1) return nullptr;
+    const Term& t = p.terms[0];
+    if (t.mono.size() != 1 || t.mono[0].exp != 1) return nullptr;
+    coef = t.coef;
+    return t.mono[0].atom.get();
+}
+
+/// The atom if p is exactly `coef*atom` (no constant), with coef; else null.
+inline const Atom* lone_atom(const Poly& p, std::int64_t& coef) { return p.constant == 0 ? term_atom(p, coef) : nullptr; }
+
+/// The atom if p is exactly `1*atom`, else null.
+inline const Atom* single_atom(const Poly& p) {
+    std::int64_t coef = 0;
+    const Atom* a = lone_atom(p, coef);
+    return coef == 1 ? a : nullptr;
+}
+
+/// Rewrites a sum into the canonical form's sum-level laws (defined below).
+inline Poly settle(Poly p);
+
+/// a + b without the sum-level laws (settle); the building block of add().
+inline Poly add_raw(const Poly& a, const Poly& b) {
+    if (a.is_constant() && b.is_constant()) return constant(add(a.constant, b.constant));
+    std::vector<Term> out;
+    out.reserve(a.terms.size() + b.terms.size());
+    std::size_t i = 0, j = 0;
+    while (i < a.terms.size() || j < b.terms.size()) {
+        const int c = i == a.terms.size()   ? 1
+                      : j == b.terms.size() ? -1
+                                            : cmp_mono(a.terms[i].mono, b.terms[j].mono);
+        if (c < 0) {
+            out.push_back(a.terms[i++]);
+        } else if (c > 0) {
+            out.push_back(b.terms[j++]);
+        } else {
+            const std::int64_t s = add(a.terms[i].coef, b.terms[j].coef);
+            if (s != 0) out.push_back(Term{s, a.terms[i].mono});
+            ++i;
+            ++j;
+        }
+    }
+    return from_sorted(add(a.constant, b.constant), std::move(out));
+}
+
+inline Poly scale_raw(const Poly& a, std::int64_t k) {
+    if (k == 0) return constant(0);
+    if (k == 1) return a;
+    std::vector<Term> out = a.terms;
+    for (auto& t : out) t.coef = mul(t.coef, k);
+    return from_sorted(mul(a.constant, k), std::move(out));
+}
+
+inline Poly add(const Poly& a, const Poly& b) { return settle(add_raw(a, b)); }
+inline Poly scale(const Poly& a, std::int64_t k) { return k == 1 ? a : settle(scale_raw(a, k)); }
+
+inline Poly negate(const Poly& a) { return scale(a, -1); }
+inline Poly sub(const Poly& a, const Poly& b) { return add(a, negate(b)); }
+
+inline Mono mono_mul(const Mono& a, const Mono& b) {
+    Mono out;
+    out.reserve(a.size() + b.size());
+    std::size_t i = 0, j = 0;
+    while (i < a.size() || j < b.size()) {
+        const int c = i == a.size() ? 1 : j == b.size() ? -1 : cmp_atom(*a[i].atom, *b[j].atom);
+        if (c < 0) {
+            out.push_back(a[i++]);
+        } else if (c > 0) {
+            out.push_back(b[j++]);
+        } else {
+            out.push_back(Factor{a[i].atom, add(a[i].exp, b[j].exp)});
+            ++i;
+            ++j;
+        }
+    }
+    return out;
+}
+
+inline Poly mul_raw(const Poly& a, const Poly& b) {
+    if (a.is_constant()) return scale_raw(b, a.constant);
+    if (b.is_constant()) return scale_raw(a, b.constant);
+    const std::size_t na = a.terms.size() + 1, nb = b.terms.size() + 1;
+    if (na * nb > max_terms * 4) throw too_large{};
+    std::vector<Term> out;
+    out.reserve(na * nb);
+    for (const auto& x : a.terms)
+        for (const auto& y : b.terms) out.push_back(Term{mul(x.coef, y.coef), mono_mul(x.mono, y.mono)});
+    if (b.constant != 0)
+        for (const auto& x : a.terms) out.push_back(Term{mul(x.coef, b.constant), x.mono});
+    if (a.constant != 0)
+        for (const auto& y : b.terms) out.push_back(Term{mul(y.coef, a.constant), y.mono});
+    Poly p = normalized(mul(a.constant, b.constant), std::move(out));
+    if (p.terms.size() > max_terms) throw too_large{};
+    return p;
+}
+
+inline Poly mul(const Poly& a, const Poly& b) { return settle(mul_raw(a, b)); }
+
+inline Poly power(const Poly& a, std::int64_t e) {
+    if (e == 0) return constant(1);
+    if (a.is_constant()) return constant(pow(a.constant, e));
+    if (a.constant == 0 && a.terms.size() == 1) {  // c*m: no expansion needed
+        Term t = a.terms[0];
+        t.coef = pow(t.coef, e);
+        for (auto& f : t.mono) f.exp = mul(f.exp, e);
+        return from_sorted(0, {std::move(t)});
+    }
+    if (e > static_cast<std::int64_t>(max_terms)) throw too_large{};
+    Poly r = a;
+    for (std::int64_t i = 1; i < e; ++i) r = mul(r, a);
+    return r;
+}
+
+/// The gcd of the coefficients of p's terms (p's constant left out).
+inline std::int64_t terms_content(const Poly& p) {
+    std::int64_t g = 0;
+    for (const auto& t : p.terms) g = gcd(g, t.coef);
+    return g;
+}
+
+/// gcd of all coefficients and the constant (0 for the zero polynomial).
+inline std::int64_t content(const Poly& p) { return gcd(terms_content(p), p.constant); }
+
+/// Divides every coefficient by g (which divides them all).
+inline Poly divide_exact(const Poly& p, std::int64_t g) {
+    if (g == 1) return p;
+    std::vector<Term> out = p.terms;
+    for (auto& t : out) t.coef /= g;
+    return from_sorted(p.constant / g, std::move(out));
+}
+
+inline bool leading_negative(const Poly& p) {
+    return p.is_constant() ? p.constant < 0 : p.terms.front().coef < 0;
+}
+
+}  // namespace yobx::detail::sym

@@ -1,0 +1,188 @@
+// yobx/detail/sym/core.hpp — the canonical form's representation: checked
+// int64 arithmetic, atoms, factors, terms, polynomials, and their total order.
+//
+// Laws: every operation on coefficients is checked (add, sub, mul, pow throw
+// `overflow`; floordiv and pymod follow Python: floordiv(-7, 2) == -4,
+// pymod(7, -2) == -1, and throw `zero_division`). Atoms are ordered kind first,
+// symbols by natural name order (s2 < s10), the others by their arguments;
+// monomials and polynomials lexicographically, so `equal` is a hash check and a
+// structural walk (test_sym.cpp: sym_max(s1, s0) prints "Max(s0, s1)").
+// The steps of the canonical form, in the order sym_expr.hpp includes them:
+// core, build, division, extremum, settle, walk, print, cond.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace yobx::detail::sym {
+
+struct overflow {};
+struct zero_division {
+    bool modulo = false;  // Mod rather than FloorDiv
+};
+/// A product or power whose expansion would exceed max_terms terms, or (depth) a
+/// rewriting beyond max_rewrite_depth nested divisions or max_settle_rounds rewrites of a sum.
+struct too_large {
+    bool depth = false;
+};
+
+inline constexpr std::size_t max_terms = 4096;
+inline constexpr std::int64_t i64_min = std::numeric_limits<std::int64_t>::min();
+inline constexpr std::int64_t i64_max = std::numeric_limits<std::int64_t>::max();
+
+inline std::int64_t add(std::int64_t a, std::int64_t b) {
+    std::int64_t r;
+    if (__builtin_add_overflow(a, b, &r)) throw overflow{};
+    return r;
+}
+inline std::int64_t sub(std::int64_t a, std::int64_t b) {
+    std::int64_t r;
+    if (__builtin_sub_overflow(a, b, &r)) throw overflow{};
+    return r;
+}
+inline std::int64_t mul(std::int64_t a, std::int64_t b) {
+    std::int64_t r;
+    if (__builtin_mul_overflow(a, b, &r)) throw overflow{};
+    return r;
+}
+inline std::int64_t neg(std::int64_t a) { return sub(0, a); }
+
+/// Python's `a // b` (rounds toward minus infinity).
+inline std::int64_t floordiv(std::int64_t a, std::int64_t b) {
+    if (b == 0) throw zero_division{false};
+    if (b == -1) return neg(a);
+    std::int64_t q = a / b;
+    if (a % b != 0 && ((a < 0) != (b < 0))) --q;
+    return q;
+}
+/// Python's `a % b` (the sign of b).
+inline std::int64_t pymod(std::int64_t a, std::int64_t b) {
+    if (b == 0) throw zero_division{true};
+    if (b == -1) return 0;
+    std::int64_t r = a % b;
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r;
+}
+/// gcd of |a| and |b| without the UB of abs(INT64_MIN); 2^63 is reported as 2^62.
+inline std::int64_t gcd(std::int64_t a, std::int64_t b) {
+    std::uint64_t x = a < 0 ? 0 - static_cast<std::uint64_t>(a) : static_cast<std::uint64_t>(a);
+    std::uint64_t y = b < 0 ? 0 - static_cast<std::uint64_t>(b) : static_cast<std::uint64_t>(b);
+    while (y != 0) {
+        const std::uint64_t t = x % y;
+        x = y;
+        y = t;
+    }
+    if (x > static_cast<std::uint64_t>(i64_max)) x >>= 1;
+    return static_cast<std::int64_t>(x);
+}
+inline std::int64_t pow(std::int64_t base, std::int64_t e) {
+    std::int64_t r = 1;
+    while (e > 0) {
+        if (e & 1) r = mul(r, base);
+        e >>= 1;
+        if (e > 0) base = mul(base, base);
+    }
+    return r;
+}
+
+inline std::size_t mix(std::size_t seed, std::size_t v) {
+    return seed ^ (v + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2));
+}
+
+enum class AtomKind : std::uint8_t { symbol, floordiv, mod, max, min };
+
+struct Atom;
+using AtomPtr = std::shared_ptr<const Atom>;
+
+struct Factor {
+    AtomPtr atom;
+    std::int64_t exp = 1;
+};
+using Mono = std::vector<Factor>;  // sorted by atom, distinct atoms, exp >= 1
+struct Term {
+    std::int64_t coef = 0;  // never 0
+    Mono mono;              // never empty
+};
+
+/// constant + sum of terms, terms in canonical (printing) order.
+struct Poly {
+    std::int64_t constant = 0;
+    std::vector<Term> terms;
+    std::size_t hash = 0;
+
+    bool is_constant() const noexcept { return terms.empty(); }
+};
+
+struct Atom {
+    AtomKind kind = AtomKind::symbol;
+    std::string name;        // symbol
+    std::vector<Poly> args;  // FloorDiv/Mod: {numerator, divisor}; Max/Min: sorted, distinct
+    std::size_t hash = 0;
+};
+
+// ----------------------------------------------------------------- ordering
+
+/// Natural order of names: s2 < s10, then plain text order.
+inline int cmp_name(std::string_view a, std::string_view b) {
+    auto split = [](std::string_view s) {
+        std::size_t i = s.size();
+        while (i > 0 && s[i - 1] >= '0' && s[i - 1] <= '9') --i;
+        std::string_view digits = s.substr(i);
+        while (digits.size() > 1 && digits.front() == '0') digits.remove_prefix(1);
+        return std::pair{s.substr(0, i), digits};
+    };
+    const auto [pa, da] = split(a);
+    const auto [pb, db] = split(b);
+    if (const int c = pa.compare(pb); c != 0) return c < 0 ? -1 : 1;
+    if (da.size() != db.size()) return da.size() < db.size() ? -1 : 1;
+    if (const int c = da.compare(db); c != 0) return c < 0 ? -1 : 1;
+    const int c = a.compare(b);
+    return c < 0 ? -1 : (c > 0 ? 1 : 0);
+}
+
+inline int cmp_i64(std::int64_t a, std::int64_t b) { return a < b ? -1 : (a > b ? 1 : 0); }
+
+int cmp_poly(const Poly& a, const Poly& b);
+
+inline int cmp_atom(const Atom& a, const Atom& b) {
+    if (&a == &b) return 0;
+    if (a.kind != b.kind) return a.kind < b.kind ? -1 : 1;
+    if (a.kind == AtomKind::symbol) return cmp_name(a.name, b.name);
+    if (a.args.size() != b.args.size()) return a.args.size() < b.args.size() ? -1 : 1;
+    for (std::size_t i = 0; i < a.args.size(); ++i)
+        if (const int c = cmp_poly(a.args[i], b.args[i]); c != 0) return c;
+    return 0;
+}
+
+/// Lexicographic order of monomials, highest first (SymPy's `lex`): s0*s1, s0, s1.
+inline int cmp_mono(const Mono& a, const Mono& b) {
+    const std::size_t n = std::min(a.size(), b.size());
+    for (std::size_t i = 0; i < n; ++i) {
+        if (const int c = cmp_atom(*a[i].atom, *b[i].atom); c != 0) return c;
+        if (a[i].exp != b[i].exp) return a[i].exp > b[i].exp ? -1 : 1;
+    }
+    if (a.size() != b.size()) return a.size() > b.size() ? -1 : 1;
+    return 0;
+}
+
+inline int cmp_poly(const Poly& a, const Poly& b) {
+    if (&a == &b) return 0;
+    if (a.terms.size() != b.terms.size()) return a.terms.size() < b.terms.size() ? -1 : 1;
+    for (std::size_t i = 0; i < a.terms.size(); ++i) {
+        if (const int c = cmp_mono(a.terms[i].mono, b.terms[i].mono); c != 0) return c;
+        if (const int c = cmp_i64(a.terms[i].coef, b.terms[i].coef); c != 0) return c;
+    }
+    return cmp_i64(a.constant, b.constant);
+}
+
+inline bool equal(const Poly& a, const Poly& b) { return a.hash == b.hash && cmp_poly(a, b) == 0; }
+
+}  // namespace yobx::detail::sym

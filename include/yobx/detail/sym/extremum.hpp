@@ -1,0 +1,201 @@
+// yobx/detail/sym/extremum.hpp — the Max/Min lattice.
+//
+// Laws: nested extrema of the same kind flatten (also through k*X + t), constants
+// fold, an argument at a constant distance from another or absorbed by it goes
+// (Min(x, Max(x, y)) == x), then the common summand, the positive common factor
+// and the sign come out: test_sym.cpp: sym_max(s0 + s1, s0 + s2) is
+// "s0 + Max(s1, s2)", sym_max(4*s2, 4*s3) is "4*Max(s2, s3)", -sym_max(-s0, -s1)
+// is "Min(s0, s1)", sym_min(8*s1, sym_min(s2, sym_min(s3, sym_max(s2, 3)))) is
+// "Min(8*s1, s2, s3)". provably_le decides x <= y from the structure alone.
+#pragma once
+
+#include <yobx/detail/sym/division.hpp>
+
+namespace yobx::detail::sym {
+
+/// p as an extremum, when p == k*X + t with X a Max or Min atom (the only such
+/// factor of p's terms, alone in its term): the effective kind (X's, swapped
+/// when k < 0) and the arguments k*x + t.
+struct Spread {
+    AtomKind kind;
+    std::vector<Poly> args;
+};
+inline std::optional<Spread> spread(const Poly& p) {
+    std::optional<std::size_t> at;
+    for (std::size_t i = 0; i < p.terms.size(); ++i)
+        for (const auto& f : p.terms[i].mono)
+            if (f.atom->kind == AtomKind::max || f.atom->kind == AtomKind::min) {
+                if (at || p.terms[i].mono.size() != 1 || f.exp != 1) return std::nullopt;
+                at = i;
+            }
+    if (!at) return std::nullopt;
+    const Term& x = p.terms[*at];
+    const Atom& atom = *x.mono[0].atom;
+    std::vector<Term> rest = p.terms;
+    rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(*at));
+    const Poly t = from_sorted(p.constant, std::move(rest));
+    Spread s{x.coef > 0 ? atom.kind : (atom.kind == AtomKind::max ? AtomKind::min : AtomKind::max), {}};
+    try {
+        for (const auto& a : atom.args) s.args.push_back(add(scale(a, x.coef), t));
+    } catch (const overflow&) {
+        return std::nullopt;
+    }
+    return s;
+}
+
+/// The constant p - q when it is one.
+inline std::optional<std::int64_t> constant_distance(const Poly& p, const Poly& q) {
+    try {
+        const Poly d = sub(p, q);
+        if (d.is_constant()) return d.constant;
+    } catch (const overflow&) {
+    }
+    return std::nullopt;
+}
+
+/// x <= y for every value of the symbols, seen from the structure: a constant
+/// difference, or through the arguments of a Max or Min (`depth` levels).
+inline bool provably_le(const Poly& x, const Poly& y, int depth) {
+    if (const auto d = constant_distance(x, y)) return *d <= 0;
+    if (depth == 0) return false;
+    const auto sx = spread(x);
+    const auto sy = spread(y);
+    const auto any_all = [&](const std::vector<Poly>& xs, bool any, bool left) {
+        const auto one = [&](const Poly& e) { return left ? provably_le(e, y, depth - 1) : provably_le(x, e, depth - 1); };
+        return any ? std::any_of(xs.begin(), xs.end(), one) : std::all_of(xs.begin(), xs.end(), one);
+    };
+    if (sx && any_all(sx->args, sx->kind == AtomKind::min, true)) return true;
+    if (sy && any_all(sy->args, sy->kind == AtomKind::max, false)) return true;
+    return false;
+}
+
+/// x <= Max(ys) (is_max) or x >= Min(ys), seen from the structure as provably_le.
+inline bool within(const Poly& x, const std::vector<const Poly*>& ys, bool is_max, int depth) {
+    for (const Poly* y : ys)
+        if (is_max ? provably_le(x, *y, depth) : provably_le(*y, x, depth)) return true;
+    if (depth == 0) return false;
+    const auto sx = spread(x);
+    if (!sx) return false;
+    const auto one = [&](const Poly& e) { return within(e, ys, is_max, depth - 1); };
+    // in a Max: a Min is below when one argument is, a Max when all are (dually in a Min)
+    if ((sx->kind == AtomKind::min) == is_max) return std::any_of(sx->args.begin(), sx->args.end(), one);
+    return std::all_of(sx->args.begin(), sx->args.end(), one);
+}
+
+/// Max (kind == max) or Min of the arguments, in canonical form: nested ones
+/// flattened (also through k*X + t), constants folded, arguments at a constant
+/// distance from another or absorbed (Min(x, Max(x, y)) == x) removed; then
+/// the common summand, the positive common factor and the sign go out:
+/// Max(t + k*a, t + k*b) == t + k*Max(a, b), Max(-a, -b) == -Min(a, b).
+inline Poly extremum(AtomKind kind, const std::vector<Poly>& args) {
+    const bool is_max = kind == AtomKind::max;
+    std::vector<Poly> flat;
+    std::optional<std::int64_t> best;
+    auto take = [&](auto& self, const Poly& p) -> void {
+        if (p.is_constant()) {
+            best = !best ? p.constant : (is_max ? std::max(*best, p.constant) : std::min(*best, p.constant));
+            return;
+        }
+        if (auto s = spread(p); s && s->kind == kind) {
+            for (const auto& inner : s->args) self(self, inner);
+            return;
+        }
+        flat.push_back(p);
+    };
+    // Max(x, x) is x as it is written (spreading x could write it differently)
+    if (!args.empty() && std::all_of(args.begin(), args.end(), [&](const Poly& a) { return equal(a, args.front()); })) return args.front();
+    for (const auto& a : args) take(take, a);
+    if (best) flat.push_back(constant(*best));
+    std::vector<bool> alive(flat.size(), true);
+    for (std::size_t i = 0; i < flat.size(); ++i) {
+        for (std::size_t j = i + 1; j < flat.size() && alive[i]; ++j) {
+            if (!alive[j]) continue;
+            const auto d = constant_distance(flat[i], flat[j]);
+            if (!d) continue;
+            if ((*d >= 0) == is_max)
+                alive[j] = false;
+            else
+                alive[i] = false;
+        }
+    }
+    // absorption: an argument at most another one goes from a Max (at least, from a Min):
+    // Max(a, Min(a, b)) == a, Min(c, Min(a, b, Max(a, 3))) == Min(a, b, c)
+    for (std::size_t i = 0; i < flat.size(); ++i) {
+        std::vector<const Poly*> others;
+        for (std::size_t j = 0; j < flat.size(); ++j)
+            if (j != i && alive[j]) others.push_back(&flat[j]);
+        if (!others.empty() && within(flat[i], others, is_max, 3)) alive[i] = false;
+    }
+    std::vector<Poly> kept;
+    for (std::size_t i = 0; i < flat.size(); ++i)
+        if (alive[i]) kept.push_back(std::move(flat[i]));
+    if (kept.size() == 1) return std::move(kept[0]);
+    const auto by_order = [](const Poly& x, const Poly& y) { return cmp_poly(x, y) < 0; };
+    const auto same = [](const Poly& x, const Poly& y) { return cmp_poly(x, y) == 0; };
+    // what is left is one argument's own family (the others absorbed): that argument as written
+    std::sort(kept.begin(), kept.end(), by_order);
+    for (const auto& a : args) {
+        const auto s = spread(a);
+        if (!s || s->kind != kind || s->args.size() != kept.size()) continue;
+        std::vector<Poly> family = s->args;
+        std::sort(family.begin(), family.end(), by_order);
+        if (std::equal(family.begin(), family.end(), kept.begin(), same)) return a;
+    }
+    const std::vector<Poly> plain = kept;
+    try {
+        // the common summand: the terms every argument has with the same coefficient,
+        // and the smallest constant of the non-constant arguments
+        std::vector<Term> common;
+        for (const auto& t : kept.front().terms) {
+            bool everywhere = true;
+            for (std::size_t i = 1; i < kept.size() && everywhere; ++i)
+                everywhere = std::any_of(kept[i].terms.begin(), kept[i].terms.end(), [&](const Term& u) {
+                    return u.coef == t.coef && cmp_mono(u.mono, t.mono) == 0;
+                });
+            if (everywhere) common.push_back(t);
+        }
+        auto least_constant = [](const std::vector<Poly>& xs) {
+            std::optional<std::int64_t> c;
+            for (const auto& x : xs)
+                if (!x.is_constant()) c = c ? std::min(*c, x.constant) : x.constant;
+            return c.value_or(0);
+        };
+        Poly t = from_sorted(0, std::move(common));
+        for (auto& x : kept) x = sub(x, t);
+        const Poly least = constant(least_constant(kept));
+        for (auto& x : kept) x = sub(x, least);
+        t = add(t, least);
+        // the positive common factor
+        std::int64_t g = 0;
+        for (const auto& x : kept) g = gcd(g, content(x));
+        if (g > 1)
+            for (auto& x : kept) x = divide_exact(x, g);
+        // what is left may flatten or absorb further (Max(t - Max(0, a), t + 1) is t + Max(1, -Max(0, a)), t + 1)
+        if (!is_zero(t) || g != 1) return add(t, scale(extremum(kind, kept), g));
+        // the sign: of Max(A) == -Min(-A), the form whose sorted arguments come last
+        std::vector<Poly> negated;
+        for (const auto& x : kept) negated.push_back(negate(x));
+        const Poly shift = constant(least_constant(negated));
+        for (auto& x : negated) x = sub(x, shift);
+        std::sort(kept.begin(), kept.end(), by_order);
+        std::sort(negated.begin(), negated.end(), by_order);
+        // (compared on the non-constant arguments first: Max(-1, s0) stays, Max(-s0, -s1) is -Min(s0, s1);
+        // a family its own negation, Min(s0, 5 - s0), is written with Max: 5 - Max(s0, 5 - s0))
+        const auto skip = [](std::vector<Poly>& xs) { return xs.begin() + (xs.front().is_constant() ? 1 : 0); };
+        const bool flip = std::lexicographical_compare(skip(kept), kept.end(), skip(negated), negated.end(), by_order) ||
+                          (std::equal(skip(kept), kept.end(), skip(negated), negated.end(),
+                                      [](const Poly& x, const Poly& y) { return cmp_poly(x, y) == 0; }) &&
+                           (std::lexicographical_compare(kept.begin(), kept.end(), negated.begin(), negated.end(), by_order) ||
+                            (!is_max && std::equal(kept.begin(), kept.end(), negated.begin(), negated.end(), same))));
+        if (!flip) return add(t, scale(from_atom(make_atom(kind, {}, std::move(kept))), g));
+        // Max(A) == -(Min(N) + shift) with N = -A - shift
+        const AtomKind other = is_max ? AtomKind::min : AtomKind::max;
+        return sub(t, scale(add(from_atom(make_atom(other, {}, std::move(negated))), shift), g));
+    } catch (const overflow&) {  // the factoring overflows: the arguments as they are
+        std::vector<Poly> xs = plain;
+        std::sort(xs.begin(), xs.end(), by_order);
+        return from_atom(make_atom(kind, {}, std::move(xs)));
+    }
+}
+
+}  // namespace yobx::detail::sym
