@@ -77,6 +77,18 @@ void equality_parsed(benchmark::State& state) {
 }
 BENCHMARK(equality_parsed);
 
+// Equality proven by a ShapeEnv (its ranges, replacements and bounds), on parsed pairs:
+// the question the observer and the shape rules ask. Symbols are created on first sight.
+void shape_env_proof(benchmark::State& state) {
+    yobx::ShapeEnv env;
+    std::vector<yobx::SymBool> questions;
+    for (const auto& [a, b] : pairs()) questions.push_back(yobx::parse_sym(a) == yobx::parse_sym(b));
+    for (auto _ : state)
+        for (const auto& q : questions) benchmark::DoNotOptimize(env.statically_known_true(q));
+    state.counters["pairs"] = static_cast<double>(questions.size());
+}
+BENCHMARK(shape_env_proof);
+
 }  // namespace
 
 int main(int argc, char** argv) {

@@ -6,7 +6,7 @@ transformer shape expressions (sym_corpus.txt) and expression pairs
 (sym_pairs.txt), prints the ratios, and checks both verdicts on every pair
 against the numeric truth (random integer assignments).
 
-    python3 benchmarks/compare_sym.py build/ci/benchmarks/bench_sym
+    python3 benchmarks/compare_sym.py build/ci/benchmarks/bench_sym [--baseline build/ci/benchmarks/bench_sym_223b14b]
 
 Random corpus (sym_random.py): N pairs of the four classes of issue 24,
 perturbations and unrelated pairs over sizes s0..s3 >= 2 and u0 >= 0. yobx
@@ -15,7 +15,14 @@ decides with a ShapeEnv (tests/sympy/sym_decider), SymPy with
 both against the numeric truth. Prints per kind how many equalities each
 proves, the unsound decisions (none allowed), and the time per pair.
 
-    python3 benchmarks/compare_sym.py --random 2000 --seed 1 build/ci/tests/sym_decider [--check]
+    python3 benchmarks/compare_sym.py --random 2000 --seed 1 build/ci/tests/sym_decider [--check] \
+        [--baseline build/ci/benchmarks/sym_decider_223b14b]
+
+--baseline runs the same driver built against the headers of commit 223b14b
+(benchmarks/baseline_223b14b/, the reference of issue 40's speed target: twice
+as fast per pair) in the same invocation and prints today's speed-up over it
+beside the SymPy ratio; on the random corpus it also counts the pairs whose
+verdict changed.
 
 --check exits non-zero unless: no unsound decision, no error, yobx proves at
 least 99% of what SymPy proves soundly (a false SymPy proof is printed, not
@@ -98,17 +105,46 @@ def best_of(fn, repeat=3):
     return min(timeit.repeat(fn, number=1, repeat=repeat))
 
 
-def main():
-    if len(sys.argv) > 1 and sys.argv[1] == "--random":
-        return random_main(sys.argv[2:])
-    if len(sys.argv) != 2:
+def take_baseline(args):
+    """Removes `--baseline BIN` from args; returns BIN or None."""
+    if "--baseline" not in args:
+        return None
+    i = args.index("--baseline")
+    if i + 1 >= len(args):
         sys.exit(__doc__)
-    binary = sys.argv[1]
+    binary = args[i + 1]
+    del args[i:i + 2]
+    return binary
+
+
+def bench_times(binary):
+    res = subprocess.run([binary, "--benchmark_format=json", "--benchmark_min_time=0.3"],
+                         check=True, capture_output=True, text=True)
+    return {b["name"]: b["real_time"] for b in json.loads(res.stdout)["benchmarks"]}  # ns per pass
+
+
+def best_times(binaries, rounds=3):
+    """Per binary, the best of `rounds` runs of each benchmark, the binaries taking turns
+    (a slow moment of the machine then weighs on both alike)."""
+    best = [{} for _ in binaries]
+    for _ in range(rounds):
+        for b, out in zip(binaries, best):
+            for name, t in bench_times(b).items():
+                out[name] = min(t, out.get(name, t))
+    return best
+
+
+def main():
+    args = sys.argv[1:]
+    baseline = take_baseline(args)
+    if args and args[0] == "--random":
+        return random_main(args[1:], baseline)
+    if len(args) != 1:
+        sys.exit(__doc__)
+    binary = args[0]
     corpus, pairs = lines("sym_corpus.txt"), [tuple(s.strip() for s in l.split(";")) for l in lines("sym_pairs.txt")]
 
-    res = subprocess.run([binary, "--benchmark_format=json", "--benchmark_min_time=0.5"],
-                         check=True, capture_output=True, text=True)
-    cpp = {b["name"]: b["real_time"] for b in json.loads(res.stdout)["benchmarks"]}  # ns per pass
+    cpp, base = best_times([binary, baseline]) if baseline else (best_times([binary])[0], None)
     decided = subprocess.run([binary, "--decide"], check=True, capture_output=True, text=True).stdout.split("\n")
     yobx_verdicts = [l == "1" for l in decided[:len(pairs)]]
 
@@ -125,6 +161,13 @@ def main():
             ("equality, parsed (per pair)", cpp["equality_parsed"] / m, py_equal / m, "")]
     for name, ours, theirs, target in rows:
         print(f"{name:<28} {ours / 1e3:>9.2f} us {theirs / 1e3:>9.0f} us {theirs / ours:>8.0f}x  {target}")
+    if base:
+        print(f"against the headers of 223b14b (target: >= 2x faster), same driver, same run:")
+        print(f"{'operation':<28} {'today':>12} {'223b14b':>12} {'speed-up':>9}")
+        for name, per in (("parse_simplify", n), ("equality", m), ("equality_parsed", m), ("shape_env_proof", m)):
+            if name in cpp and name in base:
+                print(f"{name + ' (per item)':<28} {cpp[name] / per / 1e3:>9.2f} us {base[name] / per / 1e3:>9.2f} us "
+                      f"{base[name] / cpp[name]:>8.2f}x")
 
     agree = sum(y == s for y, s in zip(yobx_verdicts, sympy_verdicts))
     print(f"yobx right on {sum(y == t for y, t in zip(yobx_verdicts, truth))}/{m} pairs, "
@@ -180,7 +223,13 @@ def sized_truth(a, b, rng):
     return True
 
 
-def random_main(args):
+def decide(decider, text):
+    """The decider's verdicts and its time per pair (ns)."""
+    out = subprocess.run([decider], input=text, check=True, capture_output=True, text=True).stdout.splitlines()
+    return out[:-1], float(out[-1].split()[2])
+
+
+def random_main(args, baseline=None):
     check = "--check" in args
     args = [a for a in args if a != "--check"]
     if len(args) != 4 or args[1] != "--seed":
@@ -190,9 +239,8 @@ def random_main(args):
     import sym_random
     kinds_pairs = sym_random.pairs(n, seed)
     text = "".join(f"{a} ; {b}\n" for _, (a, b) in kinds_pairs)
-    out = subprocess.run([decider], input=text, check=True, capture_output=True, text=True).stdout.splitlines()
-    yobx_ns = float(out[-1].split()[2])
-    verdicts = out[:-1]
+    verdicts, yobx_ns = decide(decider, text)
+    base_verdicts, base_ns = decide(baseline, text) if baseline else (None, None)
     rng = random.Random(seed)
     start = timeit.default_timer()
     sympy_says = [sympy_proves(a, b) for _, (a, b) in kinds_pairs]
@@ -240,6 +288,12 @@ def random_main(args):
           f"class 4: {c4.get('equal', 0) - c4_missed}/{c4.get('equal', 0)} true identities proven")
     print(f"time per pair: yobx {yobx_ns / 1e3:.2f} us (parse both + decide), SymPy {sympy_ns / 1e3:.0f} us "
           f"(parse + simplify): {sympy_ns / yobx_ns:.0f}x")
+    if baseline:
+        changed = [(k, a, b, v0, v) for (k, (a, b)), v0, v in zip(kinds_pairs, base_verdicts, verdicts) if v0 != v]
+        print(f"against the headers of 223b14b: {base_ns / 1e3:.2f} us per pair, today {base_ns / yobx_ns:.2f}x as fast "
+              f"(target >= 2x); verdicts changed on {len(changed)} of {n} pairs")
+        for k, a, b, v0, v in changed:
+            print(f"  {k}: `{a}` vs `{b}`: 223b14b {v0}, today {v}")
     for f in failures:
         print("  " + f)
     if check:

@@ -1,0 +1,308 @@
+// yobx/sym/parse.hpp — reading SymInt and SymBool back from their printed form.
+//
+// parse_sym reads what SymInt::to_string prints (torch's style: `s0 + 2*s1`,
+// `Max(s0, s1)`, `s0//2`, `Mod(s0, 3)`, `s0**2`) plus Python's `%` and
+// `FloorDiv(a, b)`; parse_sym_bool reads conditions (`Eq(s0, s1)`, `s0 >= 2`,
+// `(s0 >= 2) & Ne(s1, 3)`, `~(...)`, `True`). The result is canonical. A syntax
+// error is a value_error naming the 1-based column and what was expected.
+#pragma once
+
+#include <yobx/sym/symint.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace yobx {
+namespace detail::sym {
+
+class Parser {
+public:
+    explicit Parser(std::string_view text, const char* who) : text_(text), who_(who) {}
+
+    SymInt whole_int() {
+        SymInt r = expr();
+        expect_end();
+        return r;
+    }
+    SymBool whole_bool() {
+        SymBool r = bool_or();
+        expect_end();
+        return r;
+    }
+
+private:
+    struct Failure {
+        std::size_t pos;
+        std::string expected;
+    };
+    static constexpr int max_depth = 200;
+
+    [[noreturn]] void fail(std::size_t pos, std::string expected) const { throw Failure{pos, std::move(expected)}; }
+
+    std::string found(std::size_t pos) const {
+        if (pos >= text_.size()) return "end of input";
+        std::size_t end = pos + 1;
+        const auto word = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'; };
+        if (word(text_[pos]))
+            while (end < text_.size() && word(text_[end]) && end - pos < 24) ++end;
+        return "'" + std::string(text_.substr(pos, end - pos)) + "'";
+    }
+
+public:
+    /// Runs the parse and turns a Failure into the value_error users see.
+    template <class F>
+    auto run(F&& f) -> decltype(f(*this)) {
+        try {
+            return f(*this);
+        } catch (const Failure& e) {
+            throw value_error(std::string(who_) + ": column " + std::to_string(e.pos + 1) + ": expected " + e.expected +
+                              ", found " + found(e.pos) + " in \"" + std::string(text_) + "\"");
+        }
+    }
+
+private:
+    void skip() {
+        while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\n' || text_[pos_] == '\r'))
+            ++pos_;
+    }
+    bool peek(std::string_view tok) {
+        skip();
+        return text_.substr(pos_, tok.size()) == tok;
+    }
+    bool accept(std::string_view tok) {
+        if (!peek(tok)) return false;
+        pos_ += tok.size();
+        return true;
+    }
+    void expect(std::string_view tok) {
+        if (!accept(tok)) fail(pos_, "'" + std::string(tok) + "'");
+    }
+    void expect_end() {
+        skip();
+        if (pos_ != text_.size()) fail(pos_, "an operator or end of input");
+    }
+    static bool alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+    static bool digit(char c) { return c >= '0' && c <= '9'; }
+
+    std::string_view name() {
+        skip();
+        const std::size_t start = pos_;
+        while (pos_ < text_.size() && (alpha(text_[pos_]) || digit(text_[pos_]))) ++pos_;
+        return text_.substr(start, pos_ - start);
+    }
+
+    /// A decimal literal; `negative` admits 9223372036854775808 for `-9223372036854775808`.
+    std::int64_t literal(bool negative) {
+        skip();
+        const std::size_t start = pos_;
+        std::uint64_t v = 0;
+        const std::uint64_t limit = negative ? std::uint64_t{1} << 63 : static_cast<std::uint64_t>(i64_max);
+        while (pos_ < text_.size() && digit(text_[pos_])) {
+            const auto d = static_cast<std::uint64_t>(text_[pos_] - '0');
+            if (v > (limit - d) / 10) fail(start, "an integer that fits in int64");
+            v = v * 10 + d;
+            ++pos_;
+        }
+        if (negative) return v == (std::uint64_t{1} << 63) ? i64_min : -static_cast<std::int64_t>(v);
+        return static_cast<std::int64_t>(v);
+    }
+
+    struct Depth {
+        Parser& p;
+        explicit Depth(Parser& parser, std::size_t at) : p(parser) {
+            if (++p.depth_ > max_depth) p.fail(at, "at most 200 nested parentheses or calls");
+        }
+        ~Depth() { --p.depth_; }
+        Depth(const Depth&) = delete;
+        Depth& operator=(const Depth&) = delete;
+    };
+
+    SymInt expr() {
+        SymInt acc = term();
+        for (;;) {
+            if (accept("+"))
+                acc = acc + term();
+            else if (accept("-"))
+                acc = acc - term();
+            else
+                return acc;
+        }
+    }
+
+    SymInt term() {
+        SymInt acc = unary();
+        for (;;) {
+            if (peek("**")) return acc;  // a second `**` (`s0**2**3`): not a `*`; the caller reports it
+            if (accept("//"))
+                acc = floordiv(acc, unary());
+            else if (accept("*"))
+                acc = acc * unary();
+            else if (accept("%"))
+                acc = mod(acc, unary());
+            else
+                return acc;
+        }
+    }
+
+    SymInt unary() {
+        skip();
+        const Depth guard(*this, pos_);
+        if (accept("-")) {
+            skip();
+            if (pos_ < text_.size() && digit(text_[pos_])) {  // `-9223372036854775808` must read as one literal
+                const std::size_t at = pos_;
+                const std::int64_t v = literal(true);
+                if (!peek("**")) return SymInt(v);
+                if (v == i64_min) fail(at, "an integer that fits in int64");
+                return -power_of(SymInt(-v));  // Python: -2**2 == -(2**2)
+            }
+            return -unary();
+        }
+        if (accept("+")) return unary();
+        return power_of(primary());
+    }
+
+    SymInt power_of(const SymInt& base) {
+        if (!accept("**")) return base;
+        skip();
+        if (peek("-")) fail(pos_, "a non-negative integer exponent");
+        accept("+");
+        skip();
+        if (pos_ >= text_.size() || !digit(text_[pos_])) fail(pos_, "a non-negative integer exponent");
+        return pow(base, literal(false));
+    }
+
+    SymInt primary() {
+        skip();
+        const std::size_t start = pos_;
+        if (pos_ >= text_.size()) fail(pos_, "a number, a symbol, '(' or Max/Min/Mod/FloorDiv");
+        const char c = text_[pos_];
+        if (digit(c)) return SymInt(literal(false));
+        if (c == '(') {
+            ++pos_;
+            SymInt r = expr();
+            expect(")");
+            return r;
+        }
+        if (!alpha(c)) fail(pos_, "a number, a symbol, '(' or Max/Min/Mod/FloorDiv");
+        const std::string_view n = name();
+        if (n == "Max" || n == "Min" || n == "Mod" || n == "FloorDiv") {
+            expect("(");
+            std::vector<SymInt> args{expr()};
+            while (accept(",")) args.push_back(expr());
+            expect(")");
+            if (n == "Max" || n == "Min") {
+                SymInt r = args[0];
+                for (std::size_t i = 1; i < args.size(); ++i) r = n == "Max" ? sym_max(r, args[i]) : sym_min(r, args[i]);
+                return r;
+            }
+            if (args.size() != 2) fail(start, std::string(n) + " with exactly two arguments");
+            return n == "Mod" ? mod(args[0], args[1]) : floordiv(args[0], args[1]);
+        }
+        if (n == "Eq" || n == "Ne" || n == "True" || n == "False")
+            fail(start, "an integer expression (" + std::string(n) + " is a condition)");
+        if (peek("(")) fail(start, "Max, Min, Mod or FloorDiv before '(' (unknown function " + std::string(n) + ")");
+        return SymInt::symbol(n);
+    }
+
+    // ------------------------------------------------------------ conditions
+
+    SymBool bool_or() {
+        SymBool acc = bool_and();
+        while (accept("|")) acc = acc || bool_and();
+        return acc;
+    }
+    SymBool bool_and() {
+        SymBool acc = bool_not();
+        while (accept("&")) acc = acc && bool_not();
+        return acc;
+    }
+    SymBool bool_not() {
+        skip();
+        const Depth guard(*this, pos_);
+        if (accept("~")) return !bool_not();
+        return bool_atom();
+    }
+    SymBool bool_atom() {
+        skip();
+        const std::size_t start = pos_;
+        const std::string_view n = pos_ < text_.size() && alpha(text_[pos_]) ? name() : std::string_view{};
+        if (n == "True") return true;
+        if (n == "False") return false;
+        if (n == "Eq" || n == "Ne") {
+            expect("(");
+            const SymInt a = expr();
+            expect(",");
+            const SymInt b = expr();
+            expect(")");
+            return n == "Eq" ? a == b : a != b;
+        }
+        pos_ = start;
+        if (peek("(") && !operand_follows(pos_)) {  // `(cond)`, not a relation starting with `(expr)`
+            accept("(");
+            SymBool r = bool_or();
+            expect(")");
+            return r;
+        }
+        return relation();
+    }
+
+    /// Whether the parenthesized group at `open` is followed by an arithmetic or
+    /// comparison operator, making it an integer operand (`(s0 + 1) < 3`).
+    bool operand_follows(std::size_t open) const {
+        int depth = 0;
+        std::size_t i = open;
+        for (; i < text_.size(); ++i) {
+            if (text_[i] == '(') ++depth;
+            if (text_[i] == ')' && --depth == 0) break;
+        }
+        if (i >= text_.size()) return false;  // unbalanced: the bool branch reports the missing ')'
+        ++i;
+        while (i < text_.size() && (text_[i] == ' ' || text_[i] == '\t' || text_[i] == '\n' || text_[i] == '\r')) ++i;
+        if (i >= text_.size()) return false;
+        const char c = text_[i];
+        return c == '+' || c == '-' || c == '*' || c == '/' || c == '%' || c == '<' || c == '>' || c == '=' || c == '!';
+    }
+    SymBool relation() {
+        const SymInt a = expr();
+        skip();
+        const std::size_t at = pos_;
+        if (accept("==")) return a == expr();
+        if (accept("!=")) return a != expr();
+        if (accept("<=")) return a <= expr();
+        if (accept(">=")) return a >= expr();
+        if (accept("<")) return a < expr();
+        if (accept(">")) return a > expr();
+        fail(at, "a comparison (==, !=, <, <=, >, >=)");
+    }
+
+    std::string_view text_;
+    const char* who_;
+    std::size_t pos_ = 0;
+    int depth_ = 0;
+};
+
+}  // namespace detail::sym
+
+/// Reads a SymInt from torch's printed form: `parse_sym("s0 + 2*s1")`,
+/// `parse_sym("Max(s0, s1)")`, `parse_sym("(s0 + 1)//2")`, `parse_sym("Mod(s0, 3)")`.
+/// The result is canonical, so `parse_sym(e.to_string())` is identical to e.
+/// Errors (value_error): `parse_sym: column 6: expected a number, a symbol, '(' or
+/// Max/Min/Mod/FloorDiv, found end of input in "s0 + "`; overflow and division by
+/// zero as for the operators.
+inline SymInt parse_sym(std::string_view text) {
+    detail::sym::Parser p(text, "parse_sym");
+    return p.run([](detail::sym::Parser& q) { return q.whole_int(); });
+}
+
+/// Reads a SymBool: `Eq(s0, s1)`, `s0 >= 2`, `s0 < s1`, `(s0 >= 2) & Ne(s1, 3)`,
+/// `~Eq(s0, 1) | (s1 > 4)`, `True`, `False`; `==` and `!=` are read too.
+inline SymBool parse_sym_bool(std::string_view text) {
+    detail::sym::Parser p(text, "parse_sym_bool");
+    return p.run([](detail::sym::Parser& q) { return q.whole_bool(); });
+}
+
+}  // namespace yobx
