@@ -43,8 +43,34 @@ inline std::optional<Spread> spread(const Poly& p) {
     return s;
 }
 
+/// Whether settle() leaves p - q as add_raw writes it, and so does negating q: no
+/// quotient in either, at most one Max or Min alone in a term between them (settle's
+/// own test), and no coefficient of q whose negation overflows.
+inline bool inert_difference(const Poly& p, const Poly& q) {
+    int extremes = 0;
+    for (const Poly* x : {&p, &q})
+        for (const auto& t : x->terms) {
+            if (x == &q && t.coef == i64_min) return false;
+            for (const auto& f : t.mono) {
+                if (f.atom->kind == AtomKind::floordiv) return false;
+                extremes += (f.atom->kind == AtomKind::max || f.atom->kind == AtomKind::min) && t.mono.size() == 1;
+            }
+        }
+    return extremes < 2;
+}
+
 /// The constant p - q when it is one.
 inline std::optional<std::int64_t> constant_distance(const Poly& p, const Poly& q) {
+    if (inert_difference(p, q)) {  // p - q is constant exactly when the terms are the same: nothing to build
+        const bool same = p.terms.size() == q.terms.size() &&
+                          std::equal(p.terms.begin(), p.terms.end(), q.terms.begin(), [](const Term& x, const Term& y) {
+                              return x.coef == y.coef && cmp_mono(x.mono, y.mono) == 0;
+                          });
+        if (!same) return std::nullopt;
+        std::int64_t d = 0;
+        if (__builtin_sub_overflow(p.constant, q.constant, &d)) return std::nullopt;
+        return d;
+    }
     try {
         const Poly d = sub(p, q);
         if (d.is_constant()) return d.constant;
