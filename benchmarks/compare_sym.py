@@ -241,6 +241,9 @@ def random_main(args, baseline=None):
     text = "".join(f"{a} ; {b}\n" for _, (a, b) in kinds_pairs)
     verdicts, yobx_ns = decide(decider, text)
     base_verdicts, base_ns = decide(baseline, text) if baseline else (None, None)
+    for _ in range(2 if baseline else 0):  # the two take turns, each keeps its best (this machine's speed varies)
+        yobx_ns = min(yobx_ns, decide(decider, text)[1])
+        base_ns = min(base_ns, decide(baseline, text)[1])
     rng = random.Random(seed)
     start = timeit.default_timer()
     sympy_says = [sympy_proves(a, b) for _, (a, b) in kinds_pairs]

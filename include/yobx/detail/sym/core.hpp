@@ -11,6 +11,8 @@
 // core, build, division, extremum, settle, walk, print, cond.
 #pragma once
 
+#include <yobx/detail/small_vector.hpp>
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -106,7 +108,7 @@ struct Factor {
     AtomPtr atom;
     std::int64_t exp = 1;
 };
-using Mono = std::vector<Factor>;  // sorted by atom, distinct atoms, exp >= 1
+using Mono = SmallVector<Factor, 1>;  // sorted by atom, distinct atoms, exp >= 1; one factor inline
 struct Term {
     std::int64_t coef = 0;  // never 0
     Mono mono;              // never empty
