@@ -102,9 +102,25 @@ inline const Atom* single_atom(const Poly& p) {
 /// Rewrites a sum into the canonical form's sum-level laws (defined below).
 inline Poly settle(Poly p);
 
-/// a + b without the sum-level laws (settle); the building block of add().
-inline Poly add_raw(const Poly& a, const Poly& b) {
-    if (a.is_constant() && b.is_constant()) return constant(add(a.constant, b.constant));
+/// Whether settle() leaves p as it is on sight (its first test): no quotient, and at
+/// most one Max or Min alone in a term. Then so it does p's multiples.
+inline bool settled_on_sight(const Poly& p) {
+    bool quotient = false;
+    int extremes = 0;
+    for (const auto& t : p.terms)
+        for (const auto& f : t.mono) {
+            quotient = quotient || f.atom->kind == AtomKind::floordiv;
+            extremes += (f.atom->kind == AtomKind::max || f.atom->kind == AtomKind::min) && t.mono.size() == 1;
+        }
+    return !quotient && extremes < 2;
+}
+
+/// a + k*b without the sum-level laws (settle); the building block of add() and sub().
+/// k*b's coefficients are computed as scale_raw computes them, without building k*b.
+inline Poly add_raw(const Poly& a, const Poly& b, std::int64_t k = 1) {
+    if (k == 0) return a;
+    const auto times_k = [k](std::int64_t c) { return k == 1 ? c : mul(c, k); };
+    if (a.is_constant() && b.is_constant()) return constant(add(a.constant, times_k(b.constant)));
     std::vector<Term> out;
     out.reserve(a.terms.size() + b.terms.size());
     std::size_t i = 0, j = 0;
@@ -115,15 +131,16 @@ inline Poly add_raw(const Poly& a, const Poly& b) {
         if (c < 0) {
             out.push_back(a.terms[i++]);
         } else if (c > 0) {
-            out.push_back(b.terms[j++]);
+            out.push_back(Term{times_k(b.terms[j].coef), b.terms[j].mono});
+            ++j;
         } else {
-            const std::int64_t s = add(a.terms[i].coef, b.terms[j].coef);
+            const std::int64_t s = add(a.terms[i].coef, times_k(b.terms[j].coef));
             if (s != 0) out.push_back(Term{s, a.terms[i].mono});
             ++i;
             ++j;
         }
     }
-    return from_sorted(add(a.constant, b.constant), std::move(out));
+    return from_sorted(add(a.constant, times_k(b.constant)), std::move(out));
 }
 
 inline Poly scale_raw(const Poly& a, std::int64_t k) {
@@ -138,7 +155,12 @@ inline Poly add(const Poly& a, const Poly& b) { return settle(add_raw(a, b)); }
 inline Poly scale(const Poly& a, std::int64_t k) { return k == 1 ? a : settle(scale_raw(a, k)); }
 
 inline Poly negate(const Poly& a) { return scale(a, -1); }
-inline Poly sub(const Poly& a, const Poly& b) { return add(a, negate(b)); }
+/// a - b: a + negate(b), with the negation not built when settle() would leave it as
+/// written (settled_on_sight: one polynomial built instead of two, the same result).
+inline Poly sub(const Poly& a, const Poly& b) {
+    if (settled_on_sight(b)) return settle(add_raw(a, b, -1));
+    return add(a, negate(b));
+}
 
 inline Mono mono_mul(const Mono& a, const Mono& b) {
     Mono out;

@@ -54,16 +54,7 @@ inline bool has_quotient_of(const Poly& p, const Atom& m) {
 ///  - c*Max(a, b) + c*Min(a, b) == c*(a + b) (for the common part of two
 ///    coefficients of the same sign).
 inline Poly settle(Poly p) {
-    {  // most sums have nothing to rewrite: no quotient, and at most one Max or Min term
-        bool quotient = false;
-        int extremes = 0;
-        for (const auto& t : p.terms)
-            for (const auto& f : t.mono) {
-                quotient = quotient || f.atom->kind == AtomKind::floordiv;
-                extremes += (f.atom->kind == AtomKind::max || f.atom->kind == AtomKind::min) && t.mono.size() == 1;
-            }
-        if (!quotient && extremes < 2) return p;
-    }
+    if (settled_on_sight(p)) return p;  // most sums: no quotient, at most one Max or Min term
     for (int round = 0; round < max_settle_rounds; ++round) {
         const Atom* quotient = nullptr;  // the first x//d with a reducible cofactor
         std::optional<Poly> taken;       // its q
