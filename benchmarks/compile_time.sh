@@ -3,8 +3,8 @@
 # and uses nothing, against one that includes only the standard headers that
 # header (and the yobx headers it pulls in) name, at -O0. Prints both, the
 # difference, and the code the unused include emits: text bytes of the object
-# file over the standard headers' and the number of symbols naming yobx (both
-# must stay 0: an include that is not used costs no code).
+# file over the standard headers' and the number of code or data symbols naming
+# yobx (both must stay 0: an include that is not used costs no code).
 #   bash benchmarks/compile_time.sh [-c compiler] [header ...]
 # Headers default to yobx/pytree.hpp yobx/observer.hpp yobx/sym.hpp
 # yobx/shape_inference.hpp; the compiler to g++.
@@ -20,10 +20,14 @@ headers=("$@")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-measure() {  # best of 3: seconds and peak KB
+measure() {  # best of 3: seconds and peak KB (0 without GNU time, Debian's package `time`)
     local best_t=999 best_m=0
     for _ in 1 2 3; do
-        /usr/bin/time -f "%e %M" -o "$work/t" "$cxx" -std=c++20 -O0 -Iinclude -c "$1" -o "$work/o.o"
+        if [[ -x /usr/bin/time ]]; then
+            /usr/bin/time -f "%e %M" -o "$work/t" "$cxx" -std=c++20 -O0 -Iinclude -c "$1" -o "$work/o.o"
+        else
+            { TIMEFORMAT="%R 0"; time "$cxx" -std=c++20 -O0 -Iinclude -c "$1" -o "$work/o.o"; } 2> "$work/t"
+        fi
         read -r t m < "$work/t"
         if awk -v a="$t" -v b="$best_t" 'BEGIN { exit !(a < b) }'; then best_t=$t; best_m=$m; fi
     done
@@ -48,13 +52,16 @@ for header in "${headers[@]}"; do
     std_text=$(text_bytes "$work/o.o")
     read -r yt ym < <(measure "$work/yobx.cpp")
     yobx_text=$(text_bytes "$work/o.o")
-    symbols=$(nm -C "$work/o.o" | grep -c yobx || true)
+    # code and data naming yobx; read-only constants (nm's r, R: g++ 14 keeps the
+    # one-byte values of concept checks it evaluated) are not code
+    yobx_symbols() { nm -C --defined-only "$work/o.o" | awk '$2 !~ /^[rRnN]$/' | grep yobx || true; }
+    symbols=$(yobx_symbols | grep -c . || true)
     code=$((yobx_text - std_text))
     printf '%-28s %8s s %8s s %10s s %12s %12s\n' "<$header>" "$st" "$yt" \
         "$(awk -v a="$yt" -v b="$st" 'BEGIN { printf "%+.2f", a - b }')" "$((ym - sm))" "$code/$symbols"
     if [[ $code -ne 0 || $symbols -ne 0 ]]; then
         echo "  an unused <$header> emits code:"
-        nm -C "$work/o.o" | grep yobx | sed -n "1,5s/^/    /p" || true
+        yobx_symbols | sed -n "1,5s/^/    /p"
         status=1
     fi
 done
