@@ -26,6 +26,9 @@ namespace yobx::detail {
 template <class T, std::size_t N>
 class SmallVector {
     static_assert(N >= 1, "SmallVector needs an inline capacity of at least 1");
+    // growth and copies never leave half-moved or half-copied elements behind
+    static_assert(std::is_nothrow_move_constructible_v<T> && std::is_nothrow_copy_constructible_v<T>,
+                  "SmallVector holds elements that copy and move without throwing");
 
 public:
     using value_type = T;
@@ -129,7 +132,6 @@ private:
     }
     // Moves o's elements (or its heap block) here; o is left empty. *this is empty and inline.
     void take(SmallVector& o) noexcept {
-        static_assert(std::is_nothrow_move_constructible_v<T>);
         if (o.on_heap()) {
             data_ = o.data_;
             capacity_ = o.capacity_;
