@@ -13,7 +13,7 @@
 // these examples.
 #pragma once
 
-#include <yobx/sym/shape_env.hpp>
+#include <yobx/sym/shape_env/env.hpp>
 
 namespace yobx {
 

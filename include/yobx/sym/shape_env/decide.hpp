@@ -6,7 +6,7 @@
 // recorded assumption (draft); And/Or combine their arguments' answers.
 #pragma once
 
-#include <yobx/sym/shape_env.hpp>
+#include <yobx/sym/shape_env/env.hpp>
 
 namespace yobx {
 

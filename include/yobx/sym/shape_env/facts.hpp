@@ -6,7 +6,7 @@
 // kept as a fact for decide.hpp. test_shape_env.cpp holds these examples.
 #pragma once
 
-#include <yobx/sym/shape_env.hpp>
+#include <yobx/sym/shape_env/env.hpp>
 
 namespace yobx {
 

@@ -10,7 +10,7 @@
 // divides s0). test_shape_env.cpp holds these examples.
 #pragma once
 
-#include <yobx/sym/shape_env.hpp>
+#include <yobx/sym/shape_env/env.hpp>
 
 namespace yobx {
 
