@@ -74,14 +74,27 @@ inline auto ShapeEnv::bound_floordiv(std::int64_t a, std::int64_t k) -> std::int
 }
 
 inline auto ShapeEnv::bound_of(const Poly& p) const -> ValueRange {
+    // the finer bounds' budget, counted from the outermost call: spent only past it
+    thread_local int depth = 0;
+    thread_local int finer = 0;
+    if (depth == 0) finer = 0;
+    struct Nested {
+        int& d;
+        explicit Nested(int& x) : d(x) { ++d; }
+        ~Nested() { --d; }
+        Nested(const Nested&) = delete;
+        Nested& operator=(const Nested&) = delete;
+    } nested(depth);
     ValueRange acc = ValueRange::exactly(p.constant);
     for (const auto& t : p.terms) {
         ValueRange r = ValueRange::exactly(t.coef);
         for (const auto& f : t.mono) r = range_mul(r, range_pow(bound_atom(*f.atom), f.exp));
         acc = range_add(acc, r);
     }
-    // each finer bound only while a side is still open
-    const auto open = [&] { return acc.lower == ValueRange::neg_inf || acc.upper == ValueRange::inf; };
+    // each finer bound only while a side is still open, and within the budget
+    const auto open = [&] {
+        return (acc.lower == ValueRange::neg_inf || acc.upper == ValueRange::inf) && finer++ < max_finer_bounds;
+    };
     const auto narrow_to = [&](ValueRange s) { acc = {std::max(acc.lower, s.lower), std::min(acc.upper, s.upper)}; };
     if (open() && repeats_an_atom(p)) narrow_to(shifted_bound(p));
     if (open()) narrow_to(relaxed_bound(p));

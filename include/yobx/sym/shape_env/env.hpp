@@ -416,6 +416,11 @@ private:
     /// The deepest nesting of distributed_bound() (each level may branch on the
     /// arguments of one Max or Min).
     static constexpr int max_distributed_depth = 3;
+    /// The most finer bounds (shifted, relaxed, distributed) one outermost bound_of()
+    /// tries, nested calls included: through nested Max, Min and floor divisions they
+    /// multiply (a fuzzed graph's Slice took minutes on one bound). Past it the
+    /// term-by-term bound stands: wider, still sound.
+    static constexpr int max_finer_bounds = 512;
     ValueRange distributed_bound(const Poly& p) const;
     ValueRange relaxed_bound(const Poly& p) const;
     static bool repeats_an_atom(const Poly& p);
