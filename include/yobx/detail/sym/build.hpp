@@ -102,17 +102,23 @@ inline const Atom* single_atom(const Poly& p) {
 /// Rewrites a sum into the canonical form's sum-level laws (defined below).
 inline Poly settle(Poly p);
 
-/// Whether settle() leaves p as it is on sight (its first test): no quotient, and at
-/// most one Max or Min alone in a term. Then so it does p's multiples.
-inline bool settled_on_sight(const Poly& p) {
-    bool quotient = false;
+/// The terms of p that are a Max or Min alone, or -1 when p holds a quotient: what
+/// settle() looks at first (settled_on_sight, and constant_distance for two sums).
+inline int lone_extremes(const Poly& p) {
     int extremes = 0;
     for (const auto& t : p.terms)
         for (const auto& f : t.mono) {
-            quotient = quotient || f.atom->kind == AtomKind::floordiv;
+            if (f.atom->kind == AtomKind::floordiv) return -1;
             extremes += (f.atom->kind == AtomKind::max || f.atom->kind == AtomKind::min) && t.mono.size() == 1;
         }
-    return !quotient && extremes < 2;
+    return extremes;
+}
+
+/// Whether settle() leaves p as it is on sight (its first test): no quotient, and at
+/// most one Max or Min alone in a term. Then so it does p's multiples.
+inline bool settled_on_sight(const Poly& p) {
+    const int extremes = lone_extremes(p);
+    return extremes >= 0 && extremes < 2;
 }
 
 /// a + k*b without the sum-level laws (settle); the building block of add() and sub().

@@ -47,16 +47,9 @@ inline std::optional<Spread> spread(const Poly& p) {
 /// quotient in either, at most one Max or Min alone in a term between them (settle's
 /// own test), and no coefficient of q whose negation overflows.
 inline bool inert_difference(const Poly& p, const Poly& q) {
-    int extremes = 0;
-    for (const Poly* x : {&p, &q})
-        for (const auto& t : x->terms) {
-            if (x == &q && t.coef == i64_min) return false;
-            for (const auto& f : t.mono) {
-                if (f.atom->kind == AtomKind::floordiv) return false;
-                extremes += (f.atom->kind == AtomKind::max || f.atom->kind == AtomKind::min) && t.mono.size() == 1;
-            }
-        }
-    return extremes < 2;
+    const int in_p = lone_extremes(p), in_q = lone_extremes(q);
+    if (in_p < 0 || in_q < 0 || in_p + in_q >= 2) return false;
+    return std::none_of(q.terms.begin(), q.terms.end(), [](const Term& t) { return t.coef == i64_min; });
 }
 
 /// The constant p - q when it is one.
