@@ -17,6 +17,17 @@
 
 namespace yobx {
 
+namespace detail {
+/// One more level of a thread's nesting counter for as long as it lives.
+struct Nesting {
+    int& depth;
+    explicit Nesting(int& d) : depth(d) { ++depth; }
+    ~Nesting() { --depth; }
+    Nesting(const Nesting&) = delete;
+    Nesting& operator=(const Nesting&) = delete;
+};
+}  // namespace detail
+
 inline auto ShapeEnv::sat(bool positive) -> std::int64_t { return positive ? ValueRange::inf : ValueRange::neg_inf; }
 
 inline auto ShapeEnv::infinite(std::int64_t v) -> bool { return v == ValueRange::inf || v == ValueRange::neg_inf; }
@@ -78,13 +89,7 @@ inline auto ShapeEnv::bound_of(const Poly& p) const -> ValueRange {
     thread_local int depth = 0;
     thread_local int finer = 0;
     if (depth == 0) finer = 0;
-    struct Nested {
-        int& d;
-        explicit Nested(int& x) : d(x) { ++d; }
-        ~Nested() { --d; }
-        Nested(const Nested&) = delete;
-        Nested& operator=(const Nested&) = delete;
-    } nested(depth);
+    const detail::Nesting nested(depth);
     ValueRange acc = ValueRange::exactly(p.constant);
     for (const auto& t : p.terms) {
         ValueRange r = ValueRange::exactly(t.coef);
@@ -134,13 +139,7 @@ inline auto ShapeEnv::distributed_bound(const Poly& p) const -> ValueRange {
     };
     const auto it = std::find_if(p.terms.begin(), p.terms.end(), lattice);
     if (it == p.terms.end()) return ValueRange::unknown();
-    struct Deeper {
-        int& d;
-        explicit Deeper(int& x) : d(x) { ++d; }
-        ~Deeper() { --d; }
-        Deeper(const Deeper&) = delete;
-        Deeper& operator=(const Deeper&) = delete;
-    } deeper(depth);
+    const detail::Nesting deeper(depth);
     try {
         std::vector<ds::Term> others;
         for (auto t = p.terms.begin(); t != p.terms.end(); ++t)
