@@ -23,6 +23,7 @@
 #include <yobx/detail/source_location.hpp>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace yobx {
@@ -120,7 +121,7 @@ public:
     }
 
     /// torch's printed form: `s0 + 2*s1`, `Max(s0, s1)`, `s0//2`, `Mod(s0, 3)`.
-    std::string to_string() const { return detail::sym::to_string(poly()); }
+    std::string to_string() const { return with_poly([](const detail::sym::Poly& p) { return detail::sym::to_string(p); }); }
     friend std::ostream& operator<<(std::ostream& os, const SymInt& s) { return os << s.to_string(); }
 
     std::size_t hash() const noexcept { return expr_ ? expr_->hash : detail::sym::constant(value_).hash; }
@@ -184,7 +185,7 @@ public:
     /// `a**e` for a constant e >= 0.
     friend SymInt pow(const SymInt& a, std::int64_t e) {
         if (e < 0) throw value_error("pow: negative exponent " + std::to_string(e) + " for " + a.to_string());
-        return guarded([&] { return SymInt(detail::sym::power(a.poly(), e)); },
+        return guarded([&] { return a.with_poly([&](const detail::sym::Poly& p) { return SymInt(detail::sym::power(p, e)); }); },
                        [&] { return "(" + a.to_string() + ")**" + std::to_string(e); });
     }
     /// `Max(a, b)`, simplified: `sym_max(s0, s0)` is `s0`, `sym_max(s0 + 1, s0)` is `s0 + 1`.
@@ -202,6 +203,13 @@ public:
 
     /// The canonical form (for yobx's own algorithms).
     detail::sym::Poly poly() const { return expr_ ? *expr_ : detail::sym::constant(value_); }
+    /// f(the canonical form), read in place where poly() copies it (for yobx's own algorithms).
+    template <class F>
+    auto with_poly(F&& f) const -> decltype(f(std::declval<const detail::sym::Poly&>())) {
+        if (expr_) return f(*expr_);
+        return f(detail::sym::constant(value_));
+    }
+
     explicit SymInt(detail::sym::Poly p) {
         if (p.is_constant())
             value_ = p.constant;
@@ -272,7 +280,8 @@ private:
 
     template <class F>
     SymInt apply(const SymInt& b, std::string_view op, F f) const {
-        return guarded([&] { return SymInt(f(poly(), b.poly())); }, [&] { return operation_text(*this, b, op); });
+        return guarded([&] { return with_poly([&](const detail::sym::Poly& x) { return b.with_poly([&](const detail::sym::Poly& y) { return SymInt(f(x, y)); }); }); },
+                       [&] { return operation_text(*this, b, op); });
     }
 
     static SymInt extremum(detail::sym::AtomKind kind, std::initializer_list<SymInt> args) {
@@ -369,7 +378,7 @@ inline SymBool compare(const SymInt& a, const SymInt& b, BoolKind kind, bool swa
     // a <= b: a - b <= 0;  a < b: a - b + 1 <= 0;  a >= b: b - a <= 0;  a > b: b - a + 1 <= 0
     return SymInt::guarded(
         [&] {
-            const Poly d = swap ? sub(b.poly(), a.poly()) : sub(a.poly(), b.poly());
+            const Poly d = a.with_poly([&](const Poly& x) { return b.with_poly([&](const Poly& y) { return swap ? sub(y, x) : sub(x, y); }); });
             return SymBool(relation(kind, shift == 0 ? d : add(d, constant(shift))));
         },
         [&] { return a.to_string() + " " + op + " " + b.to_string(); });

@@ -121,10 +121,19 @@ inline bool settled_on_sight(const Poly& p) {
     return extremes >= 0 && extremes < 2;
 }
 
+inline Poly scale_raw(const Poly& a, std::int64_t k) {
+    if (k == 0) return constant(0);
+    if (k == 1) return a;
+    std::vector<Term> out = a.terms;
+    for (auto& t : out) t.coef = mul(t.coef, k);
+    return from_sorted(mul(a.constant, k), std::move(out));
+}
+
 /// a + k*b without the sum-level laws (settle); the building block of add() and sub().
 /// k*b's coefficients are computed as scale_raw computes them, without building k*b.
 inline Poly add_raw(const Poly& a, const Poly& b, std::int64_t k = 1) {
-    if (k == 0) return a;
+    if (k == 0 || (b.is_constant() && b.constant == 0)) return a;
+    if (a.is_constant() && a.constant == 0) return scale_raw(b, k);
     const auto times_k = [k](std::int64_t c) { return k == 1 ? c : mul(c, k); };
     if (a.is_constant() && b.is_constant()) return constant(add(a.constant, times_k(b.constant)));
     std::vector<Term> out;
@@ -149,13 +158,6 @@ inline Poly add_raw(const Poly& a, const Poly& b, std::int64_t k = 1) {
     return from_sorted(add(a.constant, times_k(b.constant)), std::move(out));
 }
 
-inline Poly scale_raw(const Poly& a, std::int64_t k) {
-    if (k == 0) return constant(0);
-    if (k == 1) return a;
-    std::vector<Term> out = a.terms;
-    for (auto& t : out) t.coef = mul(t.coef, k);
-    return from_sorted(mul(a.constant, k), std::move(out));
-}
 
 inline Poly add(const Poly& a, const Poly& b) { return settle(add_raw(a, b)); }
 inline Poly scale(const Poly& a, std::int64_t k) { return k == 1 ? a : settle(scale_raw(a, k)); }

@@ -15,10 +15,13 @@ namespace yobx::detail::sym {
 
 /// p as an extremum, when p == k*X + t with X a Max or Min atom (the only such
 /// factor of p's terms, alone in its term): the effective kind (X's, swapped
-/// when k < 0) and the arguments k*x + t.
+/// when k < 0) and the arguments k*x + t (X's own, not copied, when p is X).
 struct Spread {
     AtomKind kind;
-    std::vector<Poly> args;
+    std::vector<Poly> built;                    // k*x + t
+    const std::vector<Poly>* same = nullptr;    // X's arguments when p is X
+
+    const std::vector<Poly>& args() const { return same ? *same : built; }
 };
 inline std::optional<Spread> spread(const Poly& p) {
     std::optional<std::size_t> at;
@@ -31,12 +34,16 @@ inline std::optional<Spread> spread(const Poly& p) {
     if (!at) return std::nullopt;
     const Term& x = p.terms[*at];
     const Atom& atom = *x.mono[0].atom;
+    Spread s{x.coef > 0 ? atom.kind : (atom.kind == AtomKind::max ? AtomKind::min : AtomKind::max), {}};
+    if (x.coef == 1 && p.terms.size() == 1 && p.constant == 0) {  // p is X: 1*x + 0 is x
+        s.same = &atom.args;
+        return s;
+    }
     std::vector<Term> rest = p.terms;
     rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(*at));
     const Poly t = from_sorted(p.constant, std::move(rest));
-    Spread s{x.coef > 0 ? atom.kind : (atom.kind == AtomKind::max ? AtomKind::min : AtomKind::max), {}};
     try {
-        for (const auto& a : atom.args) s.args.push_back(add(scale(a, x.coef), t));
+        for (const auto& a : atom.args) s.built.push_back(add(scale(a, x.coef), t));
     } catch (const overflow&) {
         return std::nullopt;
     }
@@ -77,14 +84,12 @@ inline std::optional<std::int64_t> constant_distance(const Poly& p, const Poly& 
 inline bool provably_le(const Poly& x, const Poly& y, int depth) {
     if (const auto d = constant_distance(x, y)) return *d <= 0;
     if (depth == 0) return false;
-    const auto sx = spread(x);
-    const auto sy = spread(y);
     const auto any_all = [&](const std::vector<Poly>& xs, bool any, bool left) {
         const auto one = [&](const Poly& e) { return left ? provably_le(e, y, depth - 1) : provably_le(x, e, depth - 1); };
         return any ? std::any_of(xs.begin(), xs.end(), one) : std::all_of(xs.begin(), xs.end(), one);
     };
-    if (sx && any_all(sx->args, sx->kind == AtomKind::min, true)) return true;
-    if (sy && any_all(sy->args, sy->kind == AtomKind::max, false)) return true;
+    if (const auto sx = spread(x); sx && any_all(sx->args(), sx->kind == AtomKind::min, true)) return true;
+    if (const auto sy = spread(y); sy && any_all(sy->args(), sy->kind == AtomKind::max, false)) return true;
     return false;
 }
 
@@ -97,8 +102,8 @@ inline bool within(const Poly& x, const std::vector<const Poly*>& ys, bool is_ma
     if (!sx) return false;
     const auto one = [&](const Poly& e) { return within(e, ys, is_max, depth - 1); };
     // in a Max: a Min is below when one argument is, a Max when all are (dually in a Min)
-    if ((sx->kind == AtomKind::min) == is_max) return std::any_of(sx->args.begin(), sx->args.end(), one);
-    return std::all_of(sx->args.begin(), sx->args.end(), one);
+    if ((sx->kind == AtomKind::min) == is_max) return std::any_of(sx->args().begin(), sx->args().end(), one);
+    return std::all_of(sx->args().begin(), sx->args().end(), one);
 }
 
 /// Max (kind == max) or Min of the arguments, in canonical form: nested ones
@@ -116,7 +121,7 @@ inline Poly extremum(AtomKind kind, const std::vector<Poly>& args) {
             return;
         }
         if (auto s = spread(p); s && s->kind == kind) {
-            for (const auto& inner : s->args) self(self, inner);
+            for (const auto& inner : s->args()) self(self, inner);
             return;
         }
         flat.push_back(p);
@@ -155,8 +160,8 @@ inline Poly extremum(AtomKind kind, const std::vector<Poly>& args) {
     std::sort(kept.begin(), kept.end(), by_order);
     for (const auto& a : args) {
         const auto s = spread(a);
-        if (!s || s->kind != kind || s->args.size() != kept.size()) continue;
-        std::vector<Poly> family = s->args;
+        if (!s || s->kind != kind || s->args().size() != kept.size()) continue;
+        std::vector<Poly> family = s->args();
         std::sort(family.begin(), family.end(), by_order);
         if (std::equal(family.begin(), family.end(), kept.begin(), same)) return a;
     }
@@ -179,11 +184,16 @@ inline Poly extremum(AtomKind kind, const std::vector<Poly>& args) {
                 if (!x.is_constant()) c = c ? std::min(*c, x.constant) : x.constant;
             return c.value_or(0);
         };
+        // (kept's arguments are settled, and so are they with a constant added: subtracting
+        // nothing is left out)
         Poly t = from_sorted(0, std::move(common));
-        for (auto& x : kept) x = sub(x, t);
+        if (!t.is_constant())
+            for (auto& x : kept) x = sub(x, t);
         const Poly least = constant(least_constant(kept));
-        for (auto& x : kept) x = sub(x, least);
-        t = add(t, least);
+        if (!is_zero(least)) {
+            for (auto& x : kept) x = sub(x, least);
+            t = add(t, least);
+        }
         // the positive common factor
         std::int64_t g = 0;
         for (const auto& x : kept) g = gcd(g, content(x));
@@ -195,7 +205,8 @@ inline Poly extremum(AtomKind kind, const std::vector<Poly>& args) {
         std::vector<Poly> negated;
         for (const auto& x : kept) negated.push_back(negate(x));
         const Poly shift = constant(least_constant(negated));
-        for (auto& x : negated) x = sub(x, shift);
+        if (!is_zero(shift))
+            for (auto& x : negated) x = sub(x, shift);
         std::sort(kept.begin(), kept.end(), by_order);
         std::sort(negated.begin(), negated.end(), by_order);
         // (compared on the non-constant arguments first: Max(-1, s0) stays, Max(-s0, -s1) is -Min(s0, s1);
@@ -206,10 +217,10 @@ inline Poly extremum(AtomKind kind, const std::vector<Poly>& args) {
                                       [](const Poly& x, const Poly& y) { return cmp_poly(x, y) == 0; }) &&
                            (std::lexicographical_compare(kept.begin(), kept.end(), negated.begin(), negated.end(), by_order) ||
                             (!is_max && std::equal(kept.begin(), kept.end(), negated.begin(), negated.end(), same))));
-        if (!flip) return add(t, scale(from_atom(make_atom(kind, {}, std::move(kept))), g));
+        if (!flip) return from_atom(make_atom(kind, {}, std::move(kept)));  // t is 0, g is 1
         // Max(A) == -(Min(N) + shift) with N = -A - shift
         const AtomKind other = is_max ? AtomKind::min : AtomKind::max;
-        return sub(t, scale(add(from_atom(make_atom(other, {}, std::move(negated))), shift), g));
+        return negate(add(from_atom(make_atom(other, {}, std::move(negated))), shift));
     } catch (const overflow&) {  // the factoring overflows: the arguments as they are
         std::vector<Poly> xs = plain;
         std::sort(xs.begin(), xs.end(), by_order);

@@ -197,7 +197,7 @@ public:
     /// simplify: `Max(s0, 1)` is `s0` when s0 >= 1; `Mod(s0, 8)` is 0 after `check(Eq(Mod(s0, 8), 0))`.
     SymInt simplify(const SymInt& e) const {
         if (e.is_constant()) return e;
-        return SymInt::guarded([&] { return SymInt(simplified(e.poly())); }, [&] { return "simplify " + e.to_string(); });
+        return SymInt::guarded([&] { return e.with_poly([&](const Poly& p) { return SymInt(simplified(p)); }); }, [&] { return "simplify " + e.to_string(); });
     }
     SymBool simplify(const SymBool& c) const {
         if (c.is_constant()) return c;
@@ -208,7 +208,7 @@ public:
     ValueRange bound(const SymInt& e) const {
         const SymInt s = simplify(e);
         if (auto v = s.maybe_constant()) return ValueRange::exactly(*v);
-        return bound_of(s.poly());
+        return s.with_poly([&](const Poly& p) { return bound_of(p); });
     }
 
     /// The value of the expression for the hints; nullopt if a symbol has no hint.
@@ -287,7 +287,7 @@ public:
     std::int64_t guard_int(const SymInt& e, source_location where = source_location::current()) {
         const SymInt s = simplify(e);
         if (auto v = s.maybe_constant()) return *v;
-        const auto r = bound_of(s.poly());
+        const auto r = s.with_poly([&](const Poly& p) { return bound_of(p); });
         if (r.is_singleton()) return r.lower;
         const auto names = s.free_symbols();
         if (mode_ == ShapeEnvMode::strict || !all_hinted(names)) throw undecided(s.to_string(), names, where);
