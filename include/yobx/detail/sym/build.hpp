@@ -78,7 +78,23 @@ inline Poly from_atom(AtomPtr a) {
     return from_sorted(0, std::move(t));
 }
 
-inline Poly symbol(std::string_view name) { return from_atom(make_atom(AtomKind::symbol, std::string(name), {})); }
+/// The atom of the symbol `name`. The last few are kept per thread (16 slots), so that
+/// the same symbol read or made again shares one atom, which comparisons see by address.
+inline AtomPtr symbol_atom(std::string_view name) {
+    struct Slot {
+        std::string name;
+        AtomPtr atom;
+    };
+    thread_local std::array<Slot, 16> recent;
+    Slot& slot = recent[std::hash<std::string_view>{}(name) % recent.size()];
+    if (!slot.atom || slot.name != name) {
+        slot.name = std::string(name);
+        slot.atom = make_atom(AtomKind::symbol, slot.name, {});
+    }
+    return slot.atom;
+}
+
+inline Poly symbol(std::string_view name) { return from_atom(symbol_atom(name)); }
 
 /// The atom if p is `coef*atom + constant` (one term, one factor, exponent 1), with coef; else null.
 inline const Atom* term_atom(const Poly& p, std::int64_t& coef) {
@@ -121,12 +137,13 @@ inline bool settled_on_sight(const Poly& p) {
     return extremes >= 0 && extremes < 2;
 }
 
-inline Poly scale_raw(const Poly& a, std::int64_t k) {
+inline Poly scale_raw(Poly a, std::int64_t k) {
     if (k == 0) return constant(0);
     if (k == 1) return a;
-    std::vector<Term> out = a.terms;
-    for (auto& t : out) t.coef = mul(t.coef, k);
-    return from_sorted(mul(a.constant, k), std::move(out));
+    for (auto& t : a.terms) t.coef = mul(t.coef, k);
+    a.constant = mul(a.constant, k);
+    finish(a);
+    return a;
 }
 
 /// a + k*b without the sum-level laws (settle); the building block of add() and sub().

@@ -14,6 +14,7 @@
 #include <yobx/detail/small_vector.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <limits>

@@ -31,12 +31,17 @@ Poly rebuild_atom(const AtomPtr& a, Visitor& visitor) {
 
 template <class Visitor>
 Poly rebuild(const Poly& p, Visitor& visitor) {
+    // as acc = add(acc, coef*x*y...) from acc = constant(p.constant), without the copies
     Poly acc = constant(p.constant);
     for (const auto& t : p.terms) {
-        Poly term = constant(t.coef);
-        for (const auto& f : t.mono) term = mul(term, power(rebuild_atom(f.atom, visitor), f.exp));
-        if (auto r = visitor.term(term)) term = std::move(*r);
-        acc = add(acc, term);
+        std::optional<Poly> term;
+        for (const auto& f : t.mono) {
+            Poly x = rebuild_atom(f.atom, visitor);
+            if (f.exp != 1) x = power(x, f.exp);
+            term = term ? mul(*term, x) : settle(scale_raw(std::move(x), t.coef));
+        }
+        if (auto r = visitor.term(*term)) term = std::move(r);
+        acc = is_zero(acc) ? settle(std::move(*term)) : add(acc, *term);
     }
     return acc;
 }

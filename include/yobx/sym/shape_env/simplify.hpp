@@ -117,9 +117,8 @@ inline auto ShapeEnv::quotient_in_range(const Poly& num, const Poly& den) const 
     const auto proven = [&](const Poly& le_zero) { return decide_relation(BoolKind::le, le_zero) == std::optional<bool>(true); };
     for (const std::int64_t q : {0, -1, 1}) {
         try {
-            const Poly low = ds::sub(ds::scale(den, q), num);                                     // q*den - num <= 0
-            const Poly high = ds::add(ds::sub(num, ds::scale(den, q + 1)), ds::constant(1));     // num - (q+1)*den + 1 <= 0
-            if (proven(low) && proven(high)) return q;
+            if (!proven(ds::sub(ds::scale(den, q), num))) continue;                             // q*den - num <= 0
+            if (proven(ds::add(ds::sub(num, ds::scale(den, q + 1)), ds::constant(1)))) return q;  // num - (q+1)*den + 1 <= 0
         } catch (const detail::sym::overflow&) {
         }
     }
