@@ -4,7 +4,8 @@
 #  2. the CI preset (-Wall -Wextra -Wpedantic -Werror): build, ctest (unit
 #     tests, compile-fail checks, consumer checks, examples, docs and, on
 #     Debian 13, the end-to-end tests with the real torch.export);
-#  3. the clang preset: the ci preset built with clang++, ctest (on Debian 12
+#  3. the clang preset: the ci preset's warnings with clang++, in Debug (a third of
+#     Release's build time), ctest (on Debian 12
 #     without the LibTorch parts: LibTorch 1.13's headers do not compile with
 #     clang in C++20 mode);
 #  4. the sanitizer preset (ASan + UBSan + _GLIBCXX_ASSERTIONS): build, ctest
