@@ -145,6 +145,7 @@ inline Poly extremum(AtomKind kind, const std::vector<Poly>& args) {
     // absorption: an argument at most another one goes from a Max (at least, from a Min):
     // Max(a, Min(a, b)) == a, Min(c, Min(a, b, Max(a, 3))) == Min(a, b, c)
     for (std::size_t i = 0; i < flat.size(); ++i) {
+        if (!alive[i]) continue;
         std::vector<const Poly*> others;
         for (std::size_t j = 0; j < flat.size(); ++j)
             if (j != i && alive[j]) others.push_back(&flat[j]);
@@ -161,11 +162,11 @@ inline Poly extremum(AtomKind kind, const std::vector<Poly>& args) {
     for (const auto& a : args) {
         const auto s = spread(a);
         if (!s || s->kind != kind || s->args().size() != kept.size()) continue;
-        std::vector<Poly> family = s->args();
-        std::sort(family.begin(), family.end(), by_order);
-        if (std::equal(family.begin(), family.end(), kept.begin(), same)) return a;
+        std::vector<const Poly*> family;
+        for (const auto& x : s->args()) family.push_back(&x);
+        std::sort(family.begin(), family.end(), [](const Poly* x, const Poly* y) { return cmp_poly(*x, *y) < 0; });
+        if (std::equal(family.begin(), family.end(), kept.begin(), [](const Poly* x, const Poly& y) { return cmp_poly(*x, y) == 0; })) return a;
     }
-    const std::vector<Poly> plain = kept;
     try {
         // the common summand: the terms every argument has with the same coefficient,
         // and the smallest constant of the non-constant arguments
@@ -184,23 +185,30 @@ inline Poly extremum(AtomKind kind, const std::vector<Poly>& args) {
                 if (!x.is_constant()) c = c ? std::min(*c, x.constant) : x.constant;
             return c.value_or(0);
         };
-        // (kept's arguments are settled, and so are they with a constant added: subtracting
-        // nothing is left out)
+        // kept less the common summand and factor, built only when there is one (kept
+        // stays as it is, for the fallback below); kept's arguments are settled, and so
+        // are they with a constant added: subtracting nothing is left out
+        std::vector<Poly> rest;
+        const auto each = [&](const auto& f) {
+            if (rest.empty())
+                for (const auto& x : kept) rest.push_back(f(x));
+            else
+                for (auto& x : rest) x = f(x);
+        };
+        const auto now = [&]() -> const std::vector<Poly>& { return rest.empty() ? kept : rest; };
         Poly t = from_sorted(0, std::move(common));
-        if (!t.is_constant())
-            for (auto& x : kept) x = sub(x, t);
-        const Poly least = constant(least_constant(kept));
+        if (!t.is_constant()) each([&](const Poly& x) { return sub(x, t); });
+        const Poly least = constant(least_constant(now()));
         if (!is_zero(least)) {
-            for (auto& x : kept) x = sub(x, least);
+            each([&](const Poly& x) { return sub(x, least); });
             t = add(t, least);
         }
         // the positive common factor
         std::int64_t g = 0;
-        for (const auto& x : kept) g = gcd(g, content(x));
-        if (g > 1)
-            for (auto& x : kept) x = divide_exact(x, g);
+        for (const auto& x : now()) g = gcd(g, content(x));
+        if (g > 1) each([&](const Poly& x) { return divide_exact(x, g); });
         // what is left may flatten or absorb further (Max(t - Max(0, a), t + 1) is t + Max(1, -Max(0, a)), t + 1)
-        if (!is_zero(t) || g != 1) return add(t, scale(extremum(kind, kept), g));
+        if (!is_zero(t) || g != 1) return add(t, scale(extremum(kind, now()), g));
         // the sign: of Max(A) == -Min(-A), the form whose sorted arguments come last
         std::vector<Poly> negated;
         for (const auto& x : kept) negated.push_back(negate(x));
@@ -221,10 +229,8 @@ inline Poly extremum(AtomKind kind, const std::vector<Poly>& args) {
         // Max(A) == -(Min(N) + shift) with N = -A - shift
         const AtomKind other = is_max ? AtomKind::min : AtomKind::max;
         return negate(add(from_atom(make_atom(other, {}, std::move(negated))), shift));
-    } catch (const overflow&) {  // the factoring overflows: the arguments as they are
-        std::vector<Poly> xs = plain;
-        std::sort(xs.begin(), xs.end(), by_order);
-        return from_atom(make_atom(kind, {}, std::move(xs)));
+    } catch (const overflow&) {  // the factoring overflows: the arguments as they are (sorted)
+        return from_atom(make_atom(kind, {}, std::move(kept)));
     }
 }
 
