@@ -124,7 +124,7 @@ public:
     std::string to_string() const { return with_poly([](const detail::sym::Poly& p) { return detail::sym::to_string(p); }); }
     friend std::ostream& operator<<(std::ostream& os, const SymInt& s) { return os << s.to_string(); }
 
-    std::size_t hash() const noexcept { return expr_ ? expr_->hash : detail::sym::constant(value_).hash; }
+    std::size_t hash() const noexcept { return expr_ ? detail::sym::hash_of(*expr_) : detail::sym::hash_of(detail::sym::constant(value_)); }
     /// Structural equality of the canonical forms.
     bool identical(const SymInt& other) const noexcept {
         if (!expr_ || !other.expr_) return !expr_ && !other.expr_ && value_ == other.value_;
@@ -214,7 +214,7 @@ public:
         if (p.is_constant())
             value_ = p.constant;
         else
-            expr_ = std::make_shared<const detail::sym::Poly>(std::move(p));
+            expr_ = std::make_shared<const detail::sym::Poly>(std::move(detail::sym::seal(p)));
     }
 
     /// Runs f (building a SymInt) and turns the arithmetic failures into value_errors

@@ -21,10 +21,24 @@ inline std::size_t hash_mono(const Mono& m) {
     return h;
 }
 
-inline void finish(Poly& p) {
+/// p's hash, computed from its terms (p.hash when stored: seal()).
+inline std::size_t hash_of(const Poly& p) {
+    if (p.hash != 0) return p.hash;
     std::size_t h = mix(0x7a, static_cast<std::size_t>(p.constant));
     for (const auto& t : p.terms) h = mix(mix(h, static_cast<std::size_t>(t.coef)), hash_mono(t.mono));
-    p.hash = h;
+    return h;
+}
+
+/// Ends the construction of p: its hash is not known yet (computed when p is compared, or
+/// stored by seal()). Every constructor ends here, also one that changes p in place.
+inline void finish(Poly& p) { p.hash = 0; }
+
+/// Stores p's hash in it, before p is shared (an atom's arguments, a SymInt, a condition):
+/// later reads are free, and nothing is written to a shared polynomial.
+inline Poly& seal(Poly& p) {
+    p.hash = 0;
+    p.hash = hash_of(p);
+    return p;
 }
 
 inline Poly constant(std::int64_t c) {
@@ -64,7 +78,7 @@ inline AtomPtr make_atom(AtomKind kind, std::string name, std::vector<Poly> args
     a->kind = kind;
     std::size_t h = mix(0x3c, static_cast<std::size_t>(kind));
     if (kind == AtomKind::symbol) h = mix(h, std::hash<std::string>{}(name));
-    for (const auto& p : args) h = mix(h, p.hash);
+    for (auto& p : args) h = mix(h, seal(p).hash);
     a->name = std::move(name);
     a->args = std::move(args);
     a->hash = h;

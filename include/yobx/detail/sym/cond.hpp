@@ -48,7 +48,7 @@ inline int cmp_bool(const BoolNode& a, const BoolNode& b) {
 inline Cond make_node(BoolKind kind, Poly diff, std::vector<BoolPtr> args) {
     auto n = std::make_shared<BoolNode>();
     std::size_t h = mix(0x2b, static_cast<std::size_t>(kind));
-    h = mix(h, diff.hash);
+    h = mix(h, seal(diff).hash);
     for (const auto& a : args) h = mix(h, a->hash);
     n->kind = kind;
     n->diff = std::move(diff);

@@ -119,7 +119,7 @@ struct Term {
 struct Poly {
     std::int64_t constant = 0;
     std::vector<Term> terms;
-    std::size_t hash = 0;
+    std::size_t hash = 0;  // 0: not computed (most sums built on the way are never compared); hash_of() reads it
 
     bool is_constant() const noexcept { return terms.empty(); }
 };
@@ -186,6 +186,8 @@ inline int cmp_poly(const Poly& a, const Poly& b) {
     return cmp_i64(a.constant, b.constant);
 }
 
-inline bool equal(const Poly& a, const Poly& b) { return a.hash == b.hash && cmp_poly(a, b) == 0; }
+std::size_t hash_of(const Poly& p);
+
+inline bool equal(const Poly& a, const Poly& b) { return hash_of(a) == hash_of(b) && cmp_poly(a, b) == 0; }
 
 }  // namespace yobx::detail::sym
