@@ -17,17 +17,6 @@
 
 namespace yobx {
 
-namespace detail {
-/// One more level of a thread's nesting counter for as long as it lives.
-struct Nesting {
-    int& depth;
-    explicit Nesting(int& d) : depth(d) { ++depth; }
-    ~Nesting() { --depth; }
-    Nesting(const Nesting&) = delete;
-    Nesting& operator=(const Nesting&) = delete;
-};
-}  // namespace detail
-
 inline auto ShapeEnv::sat(bool positive) -> std::int64_t { return positive ? ValueRange::inf : ValueRange::neg_inf; }
 
 inline auto ShapeEnv::infinite(std::int64_t v) -> bool { return v == ValueRange::inf || v == ValueRange::neg_inf; }

@@ -137,6 +137,17 @@ private:
     std::vector<DraftIssue> issues_;
 };
 
+namespace detail {
+/// One more level of a nesting counter (the ShapeEnv's, or a thread's) for as long as it lives.
+struct Nesting {
+    int& depth;
+    explicit Nesting(int& d) : depth(d) { ++depth; }
+    ~Nesting() { --depth; }
+    Nesting(const Nesting&) = delete;
+    Nesting& operator=(const Nesting&) = delete;
+};
+}  // namespace detail
+
 /// Symbols, their hints and ranges, the constraints learnt from checks, and the guards.
 ///
 ///   ShapeEnv env;                                       // strict
@@ -448,8 +459,8 @@ private:
     std::vector<RuntimeAssert> runtime_asserts_;
     DraftReport report_;
     std::map<std::string, std::size_t, std::less<>> fresh_counters_;  // per prefix: u0, u1... and s0, s1...
-    static constexpr std::size_t max_depth = 16;  // nested re-simplifications of what the canonical form made
-    mutable std::size_t depth_ = 0;
+    static constexpr int max_depth = 16;  // nested re-simplifications of what the canonical form made
+    mutable int depth_ = 0;
 };
 
 }  // namespace yobx

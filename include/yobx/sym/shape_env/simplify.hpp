@@ -40,11 +40,7 @@ inline auto ShapeEnv::simplify_atom(AtomKind kind, const std::vector<Poly>& args
     if (a == nullptr || a->kind != kind) {
         // the canonical form made new atoms (Max(s0 - 1, -1) is Max(0, s0) - 1): simplify those too
         if (p.is_constant() || depth_ >= max_depth) return p;
-        ++depth_;
-        struct Leave {
-            std::size_t& d;
-            ~Leave() { --d; }
-        } leave{depth_};
+        const detail::Nesting nested(depth_);
         Simplifier atoms_only{*this, true};
         return detail::sym::rebuild(p, atoms_only);
     }
