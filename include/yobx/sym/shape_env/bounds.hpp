@@ -73,7 +73,7 @@ inline auto ShapeEnv::bound_floordiv(std::int64_t a, std::int64_t k) -> std::int
     return detail::sym::floordiv(a, k);
 }
 
-inline auto ShapeEnv::bound_of(const Poly& p) const -> ValueRange {
+inline auto ShapeEnv::bound_of(const Poly& p, std::optional<BoolKind> question) const -> ValueRange {
     // the finer bounds' budget, counted from the outermost call: spent only past it
     thread_local int depth = 0;
     thread_local int finer = 0;
@@ -85,9 +85,11 @@ inline auto ShapeEnv::bound_of(const Poly& p) const -> ValueRange {
         for (const auto& f : t.mono) r = range_mul(r, range_pow(bound_atom(*f.atom), f.exp));
         acc = range_add(acc, r);
     }
-    // each finer bound only while a side is still open, and within the budget
+    // each finer bound only while a side is still open, the question (if any) not answered,
+    // and within the budget
     const auto open = [&] {
-        return (acc.lower == ValueRange::neg_inf || acc.upper == ValueRange::inf) && finer++ < max_finer_bounds;
+        return (acc.lower == ValueRange::neg_inf || acc.upper == ValueRange::inf) &&
+               !(question && decide_constant(*question, acc.lower, acc.upper)) && finer++ < max_finer_bounds;
     };
     const auto narrow_to = [&](ValueRange s) { acc = {std::max(acc.lower, s.lower), std::min(acc.upper, s.upper)}; };
     if (open() && repeats_an_atom(p)) narrow_to(shifted_bound(p));

@@ -43,7 +43,7 @@ inline auto ShapeEnv::decide_constant(BoolKind kind, std::int64_t lo, std::int64
 
 inline auto ShapeEnv::decide_relation(BoolKind kind, const Poly& d) const -> std::optional<bool> {
     if (d.is_constant()) return decide_constant(kind, d.constant, d.constant);
-    const ValueRange r = bound_of(d);
+    const ValueRange r = bound_of(d, kind);
     if (auto v = decide_constant(kind, r.lower, r.upper)) return v;
     if (kind != BoolKind::le) {  // g*P == c has no solution when g does not divide c
         const std::int64_t g = term_divisor(d);

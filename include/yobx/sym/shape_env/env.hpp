@@ -422,7 +422,9 @@ private:
     static ValueRange range_mul(ValueRange a, ValueRange b);
     static ValueRange range_pow(ValueRange a, std::int64_t e);
     static std::int64_t bound_floordiv(std::int64_t a, std::int64_t k);
-    ValueRange bound_of(const Poly& p) const;
+    /// p's range; for a `question` (the relation p <= 0, p == 0 or p != 0), the finer
+    /// bounds stop once the range answers it (a narrower range gives the same answer).
+    ValueRange bound_of(const Poly& p, std::optional<BoolKind> question = std::nullopt) const;
     ValueRange bound_with(const Poly& p, const std::vector<std::pair<const detail::sym::Atom*, ValueRange>>& given) const;
     /// The deepest nesting of distributed_bound() (each level may branch on the
     /// arguments of one Max or Min).
