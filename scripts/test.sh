@@ -50,7 +50,7 @@ run_preset() {
     log=$(mktemp)
     # run once, by the ci preset: the consumer checks (they configure and build with the
     # machine's default compiler, g++, whatever the preset) and, in the sanitizer preset, the
-    # compile-fail checks (they compile with the ci preset's g++ and run nothing a sanitizer watches)
+    # compile-fail checks (the same g++ compiles them in the ci preset; they run nothing a sanitizer watches)
     local only=()
     case $preset in
         asan) only=(-E '^(compile_fail|consumer)[.]') ;;
