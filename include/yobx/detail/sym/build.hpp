@@ -95,17 +95,10 @@ inline Poly from_atom(AtomPtr a) {
 /// The atom of the symbol `name`. The last few are kept per thread (16 slots), so that
 /// the same symbol read or made again shares one atom, which comparisons see by address.
 inline AtomPtr symbol_atom(std::string_view name) {
-    struct Slot {
-        std::string name;
-        AtomPtr atom;
-    };
-    thread_local std::array<Slot, 16> recent;
-    Slot& slot = recent[std::hash<std::string_view>{}(name) % recent.size()];
-    if (!slot.atom || slot.name != name) {
-        slot.name = std::string(name);
-        slot.atom = make_atom(AtomKind::symbol, slot.name, {});
-    }
-    return slot.atom;
+    thread_local std::array<AtomPtr, 16> recent;
+    AtomPtr& slot = recent[std::hash<std::string_view>{}(name) % recent.size()];
+    if (!slot || slot->name != name) slot = make_atom(AtomKind::symbol, std::string(name), {});
+    return slot;
 }
 
 inline Poly symbol(std::string_view name) { return from_atom(symbol_atom(name)); }
@@ -151,6 +144,8 @@ inline bool settled_on_sight(const Poly& p) {
     return extremes >= 0 && extremes < 2;
 }
 
+inline bool is_zero(const Poly& p) { return p.is_constant() && p.constant == 0; }
+
 inline Poly scale_raw(Poly a, std::int64_t k) {
     if (k == 0) return constant(0);
     if (k == 1) return a;
@@ -163,8 +158,8 @@ inline Poly scale_raw(Poly a, std::int64_t k) {
 /// a + k*b without the sum-level laws (settle); the building block of add() and sub().
 /// k*b's coefficients are computed as scale_raw computes them, without building k*b.
 inline Poly add_raw(const Poly& a, const Poly& b, std::int64_t k = 1) {
-    if (k == 0 || (b.is_constant() && b.constant == 0)) return a;
-    if (a.is_constant() && a.constant == 0) return scale_raw(b, k);
+    if (k == 0 || is_zero(b)) return a;
+    if (is_zero(a)) return scale_raw(b, k);
     const auto times_k = [k](std::int64_t c) { return k == 1 ? c : mul(c, k); };
     if (a.is_constant() && b.is_constant()) return constant(add(a.constant, times_k(b.constant)));
     std::vector<Term> out;
@@ -188,7 +183,6 @@ inline Poly add_raw(const Poly& a, const Poly& b, std::int64_t k = 1) {
     }
     return from_sorted(add(a.constant, times_k(b.constant)), std::move(out));
 }
-
 
 inline Poly add(const Poly& a, const Poly& b) { return settle(add_raw(a, b)); }
 inline Poly scale(const Poly& a, std::int64_t k) { return k == 1 ? a : settle(scale_raw(a, k)); }

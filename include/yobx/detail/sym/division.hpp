@@ -22,8 +22,6 @@ inline Poly mod(const Poly& a, const Poly& b);
 
 inline std::optional<std::pair<Poly, Poly>> divide(const Poly& a, const Poly& d, bool exact, bool settled = true);
 
-inline bool is_zero(const Poly& p) { return p.is_constant() && p.constant == 0; }
-
 /// p / d when d divides p exactly (integer coefficients), nullopt otherwise or when
 /// the division would overflow (or throws overflow): a constant d divides every coefficient, a divisor of
 /// terms leaves no remainder.

@@ -221,8 +221,7 @@ inline Poly extremum(AtomKind kind, const std::vector<Poly>& args) {
         // a family its own negation, Min(s0, 5 - s0), is written with Max: 5 - Max(s0, 5 - s0))
         const auto skip = [](std::vector<Poly>& xs) { return xs.begin() + (xs.front().is_constant() ? 1 : 0); };
         const bool flip = std::lexicographical_compare(skip(kept), kept.end(), skip(negated), negated.end(), by_order) ||
-                          (std::equal(skip(kept), kept.end(), skip(negated), negated.end(),
-                                      [](const Poly& x, const Poly& y) { return cmp_poly(x, y) == 0; }) &&
+                          (std::equal(skip(kept), kept.end(), skip(negated), negated.end(), same) &&
                            (std::lexicographical_compare(kept.begin(), kept.end(), negated.begin(), negated.end(), by_order) ||
                             (!is_max && std::equal(kept.begin(), kept.end(), negated.begin(), negated.end(), same))));
         if (!flip) return from_atom(make_atom(kind, {}, std::move(kept)));  // t is 0, g is 1
