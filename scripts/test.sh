@@ -5,9 +5,9 @@
 #     tests, compile-fail checks, consumer checks, examples, docs and, on
 #     Debian 13, the end-to-end tests with the real torch.export);
 #  3. the clang preset: the ci preset's warnings with clang++, in Debug (a third of
-#     Release's build time), ctest without the consumer checks (on Debian 12
-#     without the LibTorch parts: LibTorch 1.13's headers do not compile with
-#     clang in C++20 mode);
+#     Release's build time), without the benchmarks (the ci preset builds them),
+#     ctest without the consumer checks (on Debian 12 without the LibTorch parts:
+#     LibTorch 1.13's headers do not compile with clang in C++20 mode);
 #  4. the sanitizer preset (ASan + UBSan + _GLIBCXX_ASSERTIONS): build, ctest
 #     (which replays every fuzz target's checks on generated inputs; without the
 #     compile-fail and consumer checks, which the ci preset runs with the same g++);
@@ -43,7 +43,8 @@ run_preset() {
     mkdir -p build
     # everything ON: a missing test dependency fails the configure, it is not skipped
     local extra=(-DYOBX_REQUIRE_ONNX=ON -DYOBX_BUILD_TESTS=ON -DYOBX_BUILD_EXAMPLES=ON "$@")
-    [ "$preset" = asan ] || extra+=(-DYOBX_BUILD_BENCHMARKS=ON)
+    # the benchmarks are built (and so checked for warnings) by the ci preset, the one they are measured with
+    if [ "$preset" = ci ]; then extra+=(-DYOBX_BUILD_BENCHMARKS=ON); else extra+=(-DYOBX_BUILD_BENCHMARKS=OFF); fi
     [ "$release" = trixie ] && extra+=(-DYOBX_REQUIRE_TORCH_EXPORT=ON)
     cmake --preset "$preset" "${extra[@]}" > "build/$preset.configure.log" 2>&1 || { cat "build/$preset.configure.log"; exit 1; }
     cmake --build --preset "$preset" -j"$jobs"
