@@ -260,6 +260,8 @@ def run(argv):
     if not options.aoti:
         return
     out = os.path.abspath(options.aoti)
+    # read from the program before compiling: an error here is not the compiler's
+    metadata = json.dumps({**tensor_inputs(program), "labels": labels_of(program, model, axes)})
     with tempfile.TemporaryDirectory(dir=os.path.dirname(out), prefix=".yobx-export-") as work:
         package_path = os.path.join(work, os.path.basename(out) if out.endswith(".pt2") else "package.pt2")
         begin = time.perf_counter()
@@ -269,8 +271,7 @@ def run(argv):
             # dynamic shapes alike), which the check below caught; without it they agree to 1e-6
             torch._inductor.aoti_compile_and_package(
                 program, package_path=package_path,
-                inductor_configs={"layout_optimization": False, "aot_inductor.metadata": {"yobx.inputs": json.dumps(
-                    {**tensor_inputs(program), "labels": labels_of(program, model, axes)})}})
+                inductor_configs={"layout_optimization": False, "aot_inductor.metadata": {"yobx.inputs": metadata}})
             package = torch._inductor.aoti_load_package(package_path)
         except Exception as e:
             raise Failure(f"aoti_compile_and_package failed: {first_lines(e, 12)}")
