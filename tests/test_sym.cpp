@@ -287,6 +287,13 @@ TEST_CASE("parse_sym_bool reads conditions back") {
     CHECK(str(parse_sym_bool("s0 != s1 & True")) == "Ne(s0, s1)");
 }
 
+TEST_CASE("a remainder's expansion multiplies a power in at once, however large its exponent") {
+    // found by fuzz_parse_sym: the expansion multiplied z0s in 873043223 times, one per unit of the exponent
+    CHECK(str(parse_sym("z0s**873043223%lA% loo%or%D")) == "Mod(Mod(Mod(Mod(z0s**873043223, lA), loo), or), D)");
+    // a remainder raised beyond max_terms is not expanded (it would exceed max_terms terms)
+    CHECK(str(parse_sym("Mod(s0, s1)**5000 % s2")) == "Mod(Mod(s0, s1)**5000, s2)");
+}
+
 TEST_CASE("parse errors name the column and what was expected") {
     CHECK(error_of<yobx::value_error>([] { return parse_sym("s0 + "); }) ==
           "parse_sym: column 6: expected a number, a symbol, '(' or Max/Min/Mod/FloorDiv, found end of input in \"s0 + \"");

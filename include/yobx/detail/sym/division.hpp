@@ -313,16 +313,21 @@ struct ThroughMods {
 };
 
 /// p with each Mod(y, k) factor written y - k*(y//k), y's own Mod factors too (raw).
+/// Another factor is multiplied in with its exponent at once (s0**873043223 is one
+/// product, not 873043223); a Mod(y, k)**e expands to more than max_terms terms
+/// when e > max_terms, as power() says.
 inline Poly expand_mods(const Poly& p) {
     Poly expanded = constant(p.constant);
     for (const auto& t : p.terms) {
         Poly term = constant(t.coef);
         for (const auto& f : t.mono) {
-            Poly x = from_sorted(0, {Term{1, {Factor{f.atom, 1}}}});
-            if (f.atom->kind == AtomKind::mod) {
-                const Poly& k = f.atom->args[1];
-                x = add_raw(expand_mods(f.atom->args[0]), scale_raw(mul_raw(k, from_atom(make_atom(AtomKind::floordiv, {}, f.atom->args))), -1));
+            if (f.atom->kind != AtomKind::mod) {
+                term = mul_raw(term, from_sorted(0, {Term{1, {f}}}));
+                continue;
             }
+            if (f.exp > static_cast<std::int64_t>(max_terms)) throw too_large{};
+            const Poly& k = f.atom->args[1];
+            const Poly x = add_raw(expand_mods(f.atom->args[0]), scale_raw(mul_raw(k, from_atom(make_atom(AtomKind::floordiv, {}, f.atom->args))), -1));
             for (std::int64_t e = 0; e < f.exp; ++e) term = mul_raw(term, x);
         }
         expanded = add_raw(expanded, term);
