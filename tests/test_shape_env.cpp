@@ -43,6 +43,16 @@ TEST_CASE("create_symbol keeps the hint and the range, and rejects bad input") {
     CHECK_FALSE(env.has_symbol("s1"));
 }
 
+TEST_CASE("a power with a large exponent is bounded in one step, not one multiplication per unit of the exponent") {
+    ShapeEnv env;
+    const SymInt s0 = env.create_symbol("s0", 3, ValueRange::at_least(2));
+    const SymInt u0 = env.create_symbol("u0", std::nullopt, ValueRange::size());
+    // u0 == y >= 0 and u0**100000000 == y**100000000: the shifted bound raises y at once
+    CHECK(env.bound(pow(u0, 100000000) - u0) == ValueRange::unknown());
+    CHECK(env.bound(pow(s0, 3) - s0) == ValueRange::at_least(6));
+    CHECK(env.bound(pow(s0, 100000000) - s0) == ValueRange::unknown());  // (2 + t)**100000000 is too large to expand
+}
+
 TEST_CASE("fresh_symbol generates unique names per prefix, skipping the ones in use") {
     ShapeEnv env;
     env.create_symbol("unk__1", 4);

@@ -247,7 +247,11 @@ inline auto ShapeEnv::shifted_bound(const Poly& p) const -> ValueRange {
                     subst.emplace_back(f.atom.get(), std::move(x));
                     it = subst.end() - 1;
                 }
-                for (std::int64_t e = 0; e < f.exp; ++e) {
+                if (it->second.constant == 0 && it->second.terms.size() == 1) {  // a monomial (y, -y, the atom): raised at once
+                    term = ds::mul_raw(term, ds::power(it->second, f.exp));
+                    continue;
+                }
+                for (std::int64_t e = 0; e < f.exp; ++e) {  // at least one more term each time: ends within max_shifted_terms
                     term = ds::mul_raw(term, it->second);
                     if (term.terms.size() > max_shifted_terms) return ValueRange::unknown();
                 }
