@@ -314,8 +314,8 @@ struct ThroughMods {
 
 /// p with each Mod(y, k) factor written y - k*(y//k), y's own Mod factors too (raw).
 /// Another factor is multiplied in with its exponent at once (s0**873043223 is one
-/// product, not 873043223); a Mod(y, k)**e expands to more than max_terms terms
-/// when e > max_terms, as power() says.
+/// product, not 873043223); a Mod(y, k)**e with e > max_terms is refused as too
+/// large (y - k*(y//k) has two terms or more), as power() refuses such powers.
 inline Poly expand_mods(const Poly& p) {
     Poly expanded = constant(p.constant);
     for (const auto& t : p.terms) {
