@@ -312,7 +312,9 @@ struct ThroughMods {
     ThroughMods& operator=(const ThroughMods&) = delete;
 };
 
-/// p with each Mod(y, k) factor written y - k*(y//k), y's own Mod factors too (raw).
+/// p with each Mod(y, k) factor written y - k*(y//k) (raw), y as it is: expanding y's own
+/// remainders too made a chain Mod(Mod(Mod(x, a), b), c)... exponential in its depth (the
+/// sum laws rebuilt each inner remainder from its expansion, through this division again).
 /// Another factor is multiplied in with its exponent at once (s0**873043223 is one
 /// product, not 873043223); a Mod(y, k)**e with e > max_terms is refused as too
 /// large (y - k*(y//k) has two terms or more), as power() refuses such powers.
@@ -327,7 +329,7 @@ inline Poly expand_mods(const Poly& p) {
             }
             if (f.exp > static_cast<std::int64_t>(max_terms)) throw too_large{};
             const Poly& k = f.atom->args[1];
-            const Poly x = add_raw(expand_mods(f.atom->args[0]), scale_raw(mul_raw(k, from_atom(make_atom(AtomKind::floordiv, {}, f.atom->args))), -1));
+            const Poly x = add_raw(f.atom->args[0], scale_raw(mul_raw(k, from_atom(make_atom(AtomKind::floordiv, {}, f.atom->args))), -1));
             for (std::int64_t e = 0; e < f.exp; ++e) term = mul_raw(term, x);
         }
         expanded = add_raw(expanded, term);
