@@ -47,6 +47,39 @@ inline bool has_quotient_of(const Poly& p, const Atom& m) {
     return false;
 }
 
+/// The q of q*d*(x//d) in p for the quotient a == x//d: the part of a's cofactor in p
+/// that d divides exactly (raw: q*d*(x//d) leaves p exactly); nullopt when there is none.
+inline std::optional<Poly> taken_multiple(const Poly& p, const Atom& a) {
+    std::vector<Term> cof;
+    std::int64_t cc = 0;
+    for (const auto& u : p.terms) {
+        Mono rest;
+        bool has = false;
+        for (const auto& g : u.mono) {
+            if (!has && g.exp == 1 && cmp_atom(*g.atom, a) == 0)
+                has = true;
+            else
+                rest.push_back(g);
+        }
+        if (!has) continue;
+        if (rest.empty())
+            cc = add(cc, u.coef);
+        else
+            cof.push_back(Term{u.coef, std::move(rest)});
+    }
+    const Poly& d = a.args[1];
+    if (d.is_constant()) {
+        std::vector<Term> q;
+        for (const auto& u : cof)
+            if (u.coef % d.constant == 0) q.push_back(Term{u.coef / d.constant, u.mono});
+        Poly qp = normalized(cc % d.constant == 0 ? cc / d.constant : 0, std::move(q));
+        if (is_zero(qp)) return std::nullopt;
+        return qp;
+    }
+    if (auto qr = divide(normalized(cc, std::move(cof)), d, true, false)) return std::move(qr->first);
+    return std::nullopt;
+}
+
 /// The sum-level laws of the canonical form, applied until none applies:
 ///  - a multiple of a divisor next to its quotient is the numerator without its
 ///    remainder: q*d*(x//d) == q*(x - Mod(x, d)), for the part q*d of the
@@ -65,38 +98,11 @@ inline Poly settle(Poly p) {
         for (const auto& t : p.terms) {
             for (const auto& f : t.mono) {
                 const Atom* a = f.atom.get();
-                if (a->kind == AtomKind::floordiv && f.exp == 1 && !quotient && may_take(p, *a) &&
+                // each quotient once per round, whatever may_take says (it scans the whole sum)
+                if (a->kind == AtomKind::floordiv && f.exp == 1 && !quotient &&
                     std::none_of(tried.begin(), tried.end(), [&](const Atom* x) { return cmp_atom(*x, *a) == 0; })) {
                     tried.push_back(a);
-                    // the cofactor of a in p
-                    std::vector<Term> cof;
-                    std::int64_t cc = 0;
-                    for (const auto& u : p.terms) {
-                        Mono rest;
-                        bool has = false;
-                        for (const auto& g : u.mono) {
-                            if (!has && g.exp == 1 && cmp_atom(*g.atom, *a) == 0)
-                                has = true;
-                            else
-                                rest.push_back(g);
-                        }
-                        if (!has) continue;
-                        if (rest.empty())
-                            cc = add(cc, u.coef);
-                        else
-                            cof.push_back(Term{u.coef, std::move(rest)});
-                    }
-                    const Poly& d = a->args[1];
-                    if (d.is_constant()) {
-                        std::vector<Term> q;
-                        for (const auto& u : cof)
-                            if (u.coef % d.constant == 0) q.push_back(Term{u.coef / d.constant, u.mono});
-                        Poly qp = normalized(cc % d.constant == 0 ? cc / d.constant : 0, std::move(q));
-                        if (!is_zero(qp)) taken = std::move(qp);
-                    } else if (auto qr = divide(normalized(cc, std::move(cof)), d, true, false)) {  // raw: q*d*(x//d) leaves p exactly
-                        taken = std::move(qr->first);
-                    }
-                    if (taken) quotient = a;
+                    if (may_take(p, *a) && (taken = taken_multiple(p, *a))) quotient = a;
                 }
                 if ((a->kind == AtomKind::max || a->kind == AtomKind::min) && t.mono.size() == 1 && f.exp == 1 && a->args.size() == 2)
                     extremes.push_back(&t);
@@ -127,15 +133,23 @@ inline Poly settle(Poly p) {
         }
         // c2*m*Mod(y, k) next to c1*m*(y//k), k constant: c2*m*y - c2*k*m*(y//k) (one atom fewer; k does
         // not divide c1 - c2*k, as k does not divide c1 once the rule above is done)
+        std::vector<std::pair<const Atom*, bool>> quotient_of;  // has_quotient_of(p, m), once per remainder m
+        const auto has_quotient = [&](const Atom& m) {
+            for (const auto& [x, has] : quotient_of)
+                if (cmp_atom(*x, m) == 0) return has;
+            return quotient_of.emplace_back(&m, has_quotient_of(p, m)).second;
+        };
         for (const auto& t : p.terms) {
             for (std::size_t i = 0; i < t.mono.size(); ++i) {
                 const Atom& m = *t.mono[i].atom;
-                if (m.kind != AtomKind::mod || t.mono[i].exp != 1 || !m.args[1].is_constant() || !has_quotient_of(p, m)) continue;
+                if (m.kind != AtomKind::mod || t.mono[i].exp != 1 || !m.args[1].is_constant() || !has_quotient(m)) continue;
                 Mono rest = t.mono;
                 rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(i));
                 const Mono with_quotient = mono_mul(rest, {Factor{make_atom(AtomKind::floordiv, {}, m.args), 1}});
-                const bool paired = std::any_of(p.terms.begin(), p.terms.end(), [&](const Term& u) { return cmp_mono(u.mono, with_quotient) == 0; });
-                if (!paired) continue;
+                // the terms are in monomial order: a binary search finds the pair
+                const auto at = std::lower_bound(p.terms.begin(), p.terms.end(), with_quotient,
+                                                 [](const Term& u, const Mono& w) { return cmp_mono(u.mono, w) < 0; });
+                if (at == p.terms.end() || cmp_mono(at->mono, with_quotient) != 0) continue;
                 const Poly cm = rest.empty() ? constant(t.coef) : from_sorted(0, {Term{t.coef, std::move(rest)}});
                 Poly next = add_raw(p, scale_raw(from_sorted(0, {Term{t.coef, t.mono}}), -1));
                 next = add_raw(next, mul_raw(cm, m.args[0]));
