@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
@@ -297,11 +298,12 @@ TEST_CASE("a remainder's expansion multiplies a power in at once, however large 
 TEST_CASE("a chain of forty remainders by symbols keeps its form (its expansion was exponential in the depth)") {
     // found by fuzz_parse_sym: each remainder's expansion expanded the inner ones too, and the
     // sum laws rebuilt each of them through the same division: 1.7 times the time per level
+    const char* const divisors[] = {"x0", "x1", "x2"};
     std::string text = "F", printed = "F";
     for (int i = 1; i <= 40; ++i) {
-        const std::string k = "x" + std::to_string(i % 3);
-        text += " % " + k;
-        printed = "Mod(" + printed + ", " + k + ")";
+        const std::string_view k = divisors[i % 3];
+        text.append(" % ").append(k);
+        printed = std::string("Mod(").append(printed).append(", ").append(k).append(")");
     }
     CHECK(str(parse_sym(text)) == printed);
     CHECK(str(parse_sym("(s0 % s1 % s2) % s2")) == "Mod(Mod(s0, s1), s2)");
