@@ -6,6 +6,8 @@
 
 #include <doctest/doctest.h>
 
+#include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -210,6 +212,27 @@ TEST_CASE("errors name the node and the values involved") {
           "integer overflow in 4611686018427387904*4: the result does not fit in int64");
     const TensorInfo pads = ints_tensor({0, 0, -3, 0});
     CHECK(test::error_of<value_error>([&] { run(env, "Pad", 17, {&x, &pads}); }) == "Pad 'n': output 0 would have a negative dimension: [-1, 3]");
+}
+
+TEST_CASE("window attributes of any int64: checked arithmetic, an error where the result does not fit") {
+    // found by fuzz_onnx_model: dilation*(kernel - 1) + 1 and pads_end + stride were plain int64 arithmetic
+    ShapeEnv env;
+    const std::int64_t big = std::numeric_limits<std::int64_t>::max(), small = std::numeric_limits<std::int64_t>::min();
+    const TensorInfo x = TensorInfo::of(elem::float32, {1, 1, 5});
+    const TensorInfo w = TensorInfo::of(elem::float32, {1, 1, 3});
+    CHECK(test::error_of<value_error>([&] { run(env, "Conv", 17, {&x, &w}, {{"strides", ints({0})}}); }) == "Conv 'n': strides must be positive");
+    CHECK(test::error_of<value_error>([&] { run(env, "Conv", 17, {&x, &w}, {{"kernel_shape", ints({small})}}); }) ==
+          "Conv 'n': the extent of a kernel of -9223372036854775808 with dilation 1 does not fit in int64");
+    CHECK(test::error_of<value_error>([&] { run(env, "MaxPool", 12, {&x}, {{"kernel_shape", ints({3})}, {"dilations", ints({big})}}); }) ==
+          "MaxPool 'n': the extent of a kernel of 3 with dilation 9223372036854775807 does not fit in int64");
+    CHECK(test::error_of<value_error>([&] { run(env, "ConvTranspose", 17, {&x, &w}, {{"dilations", ints({big})}}); }) ==
+          "ConvTranspose 'n': the extent of a kernel of 3 with dilation 9223372036854775807 does not fit in int64");
+    CHECK(test::error_of<value_error>([&] { run(env, "ConvTranspose", 17, {&x, &w}, {{"pads", ints({big, big})}}); }) ==
+          "integer overflow in (-9223372036854775800) - 9223372036854775807: the result does not fit in int64");
+    // ceil_mode's last-window test with an end pad near INT64_MAX
+    const TensorInfo xh = TensorInfo::of(elem::float32, {1, 1, SymInt::symbol("h")});
+    const Attributes pool{{"kernel_shape", ints({3})}, {"strides", ints({2})}, {"ceil_mode", integer(1)}, {"pads", ints({0, big})}};
+    CHECK(shape_of(run(env, "MaxPool", 12, {&xh}, pool)[0]) == "[1, 1, (h + 1)//2 + 4611686018427387902]");
 }
 
 TEST_CASE("com.microsoft fusions: attention with a past, embeddings, skip layer normalization") {

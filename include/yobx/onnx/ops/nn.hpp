@@ -11,30 +11,43 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace yobx::onnx::ops {
 
 namespace detail {
 
+/// The ints attribute `name` with `len` values, `fallback` each when it is absent or empty.
+inline std::vector<std::int64_t> attr_list(NodeContext& ctx, std::string_view name, std::int64_t fallback, std::size_t len) {
+    auto v = ctx.attr_ints(name).value_or(std::vector<std::int64_t>(len, fallback));
+    if (v.empty()) v.assign(len, fallback);
+    if (v.size() != len) ctx.fail("attribute '" + std::string(name) + "' has " + std::to_string(v.size()) + " values, expected " + std::to_string(len));
+    return v;
+}
+
+/// dilation*(kernel - 1) + 1, the extent of a dilated kernel; a node error when it does
+/// not fit in int64 (the attributes are the model's, any int64).
+inline std::int64_t dilated_extent(NodeContext& ctx, std::int64_t kernel, std::int64_t dilation) {
+    std::int64_t e = 0;
+    if (__builtin_sub_overflow(kernel, 1, &e) || __builtin_mul_overflow(e, dilation, &e) || __builtin_add_overflow(e, 1, &e))
+        ctx.fail("the extent of a kernel of " + std::to_string(kernel) + " with dilation " + std::to_string(dilation) + " does not fit in int64");
+    return e;
+}
+
 /// Spatial output sizes of a convolution or pooling window over `in` (the
 /// spatial dims), ONNX's and onnxruntime's formula, ceil_mode's last-window rule included.
 inline Shape window_output(NodeContext& ctx, const Shape& in, const std::vector<std::int64_t>& kernel, bool pooling) {
     const std::size_t n = in.size();
     if (kernel.size() != n) ctx.fail("kernel has " + std::to_string(kernel.size()) + " dims for " + std::to_string(n) + " spatial dims");
-    const auto list = [&](std::string_view name, std::int64_t fallback, std::size_t len) {
-        auto v = ctx.attr_ints(name).value_or(std::vector<std::int64_t>(len, fallback));
-        if (v.empty()) v.assign(len, fallback);
-        if (v.size() != len) ctx.fail("attribute '" + std::string(name) + "' has " + std::to_string(v.size()) + " values, expected " + std::to_string(len));
-        return v;
-    };
-    const auto strides = list("strides", 1, n), dilations = list("dilations", 1, n), pads = list("pads", 0, 2 * n);
+    const auto strides = attr_list(ctx, "strides", 1, n), dilations = attr_list(ctx, "dilations", 1, n), pads = attr_list(ctx, "pads", 0, 2 * n);
     const std::string auto_pad = ctx.attr_string("auto_pad", "NOTSET");
     const bool ceil_mode = pooling && ctx.attr_int("ceil_mode", 0) != 0;
     Shape out;
     for (std::size_t i = 0; i < n; ++i) {
-        const std::int64_t s = strides[i], ek = dilations[i] * (kernel[i] - 1) + 1;
+        const std::int64_t s = strides[i];
         if (s <= 0) ctx.fail("strides must be positive");
+        const std::int64_t ek = dilated_extent(ctx, kernel[i], dilations[i]);
         const SymInt& d = in[i];
         if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
             out.push_back(ctx.simplify(ceil_div(d, s)));
@@ -44,7 +57,9 @@ inline Shape window_output(NodeContext& ctx, const Shape& in, const std::vector<
             const SymInt total = d + pads[i] + pads[i + n] - ek;
             SymInt o = ctx.simplify((ceil_mode ? ceil_div(total, s) : floordiv(total, s)) + 1);
             // ceil_mode: a last window that starts in the end padding is dropped
-            if (ceil_mode && pads[i + n] + s > ek) {
+            // pads_end + s > ek, as pads_end > ek - s (s > 0: ek - s only overflows below every pad)
+            std::int64_t room = 0;
+            if (ceil_mode && (__builtin_sub_overflow(ek, s, &room) || pads[i + n] > room)) {
                 const SymBool starts_in_pad = (o - 1) * s >= d + pads[i];
                 if (ctx.env().statically_known_true(starts_in_pad)) o = ctx.simplify(o - 1);
                 else if (!ctx.env().statically_known_true(!starts_in_pad)) o = ctx.fresh("ceil_mode window the ShapeEnv could not place");
@@ -119,22 +134,19 @@ inline void conv_transpose(NodeContext& ctx) {
         return ctx.set_output(0, ctx.elem_type(0), std::move(out));
     }
     const auto kernel = detail::kernel_of(ctx, 1);
-    const auto list = [&](std::string_view name, std::int64_t fallback, std::size_t len) {
-        auto v = ctx.attr_ints(name).value_or(std::vector<std::int64_t>(len, fallback));
-        if (v.empty()) v.assign(len, fallback);
-        if (v.size() != len) ctx.fail("attribute '" + std::string(name) + "' has " + std::to_string(v.size()) + " values, expected " + std::to_string(len));
-        return v;
-    };
     if (kernel.size() != n) ctx.fail("kernel has " + std::to_string(kernel.size()) + " dims for " + std::to_string(n) + " spatial dims");
-    const auto strides = list("strides", 1, n), dilations = list("dilations", 1, n), pads = list("pads", 0, 2 * n),
-               output_padding = list("output_padding", 0, n);
+    const auto strides = detail::attr_list(ctx, "strides", 1, n), dilations = detail::attr_list(ctx, "dilations", 1, n),
+               pads = detail::attr_list(ctx, "pads", 0, 2 * n), output_padding = detail::attr_list(ctx, "output_padding", 0, n);
     const std::string auto_pad = ctx.attr_string("auto_pad", "NOTSET");
     for (std::size_t i = 0; i < n; ++i) {
         const SymInt& d = in[i + 2];
-        if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") out.push_back(ctx.simplify(d * strides[i]));
-        else
-            out.push_back(ctx.simplify(strides[i] * (d - 1) + output_padding[i] + ((kernel[i] - 1) * dilations[i] + 1) -
-                                       (auto_pad == "VALID" ? 0 : pads[i] + pads[i + n])));
+        if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+            out.push_back(ctx.simplify(d * strides[i]));
+            continue;
+        }
+        SymInt o = strides[i] * (d - 1) + output_padding[i] + detail::dilated_extent(ctx, kernel[i], dilations[i]);
+        if (auto_pad != "VALID") o = o - pads[i] - pads[i + n];  // SymInt's checked arithmetic, pads of any int64
+        out.push_back(ctx.simplify(o));
     }
     ctx.set_output(0, ctx.elem_type(0), std::move(out));
 }
