@@ -7,6 +7,7 @@
 #include "error_of.hpp"
 
 #include <cstdint>
+#include <limits>
 #include <string>
 
 using yobx::ShapeEnv;
@@ -309,6 +310,19 @@ TEST_CASE("draft evaluate answers from the hints, records a runtime assert and r
               "    This was encountered 1 time(s).\n"
               "    This occurred at the following locations:\n" +
               frame(second));
+}
+
+TEST_CASE("draft evaluate of a condition whose negation does not fit in int64 (found by fuzz_onnx_model)") {
+    // v <= INT64_MAX is 1 - (v - INT64_MAX) <= 0 negated: the negation overflowed out of the ShapeEnv uncaught
+    ShapeEnv env(ShapeEnvMode::draft);
+    const SymInt v = env.create_symbol("v", 3, ValueRange::unknown());
+    const std::int64_t big = std::numeric_limits<std::int64_t>::max();
+    CHECK(env.evaluate(v <= big));
+    CHECK(env.evaluate(v <= big));
+    REQUIRE(env.draft_report().size() == 1);
+    CHECK(env.draft_report().issues()[0].count == 2);
+    REQUIRE(env.runtime_asserts().size() == 1);
+    CHECK(env.runtime_asserts()[0].condition.to_string() == "v <= 9223372036854775807");
 }
 
 TEST_CASE("a draft report with no issue says so") {

@@ -309,6 +309,14 @@ TEST_CASE("a chain of forty remainders by symbols keeps its form (its expansion 
     CHECK(str(parse_sym("(s0 % s1 % s2) % s2")) == "Mod(Mod(s0, s1), s2)");
 }
 
+TEST_CASE("the negation of a condition that does not fit in int64 is a value_error") {
+    const SymInt s0 = SymInt::symbol("s0");
+    const std::int64_t big = std::numeric_limits<std::int64_t>::max();
+    CHECK(str(!(s0 <= big - 1)) == "s0 >= 9223372036854775807");
+    CHECK(error_of<yobx::value_error>([&] { return !(s0 <= big); }) ==
+          "integer overflow in ~(s0 <= 9223372036854775807): the result does not fit in int64");
+}
+
 TEST_CASE("parse errors name the column and what was expected") {
     CHECK(error_of<yobx::value_error>([] { return parse_sym("s0 + "); }) ==
           "parse_sym: column 6: expected a number, a symbol, '(' or Max/Min/Mod/FloorDiv, found end of input in \"s0 + \"");

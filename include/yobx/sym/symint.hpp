@@ -349,7 +349,11 @@ public:
 
     friend SymBool operator&&(const SymBool& a, const SymBool& b) { return junction(detail::sym::BoolKind::and_, a, b); }
     friend SymBool operator||(const SymBool& a, const SymBool& b) { return junction(detail::sym::BoolKind::or_, a, b); }
-    friend SymBool operator!(const SymBool& a) { return SymBool(detail::sym::negation(a.cond())); }
+    /// The negation; a value_error when it does not fit in int64 (`!(s0 <= INT64_MAX)` is
+    /// `s0 >= INT64_MAX + 1`).
+    friend SymBool operator!(const SymBool& a) {
+        return SymInt::guarded([&] { return SymBool(detail::sym::negation(a.cond())); }, [&] { return "~(" + a.to_string() + ")"; });
+    }
 
     detail::sym::Cond cond() const { return detail::sym::Cond{value_, node_}; }
     explicit SymBool(detail::sym::Cond c) : value_(c.value), node_(std::move(c.node)) {}

@@ -374,11 +374,16 @@ private:
 
     /// Strict: throw. Draft: the hints' answer, recorded (once per condition, counted each time).
     bool assume(const SymBool& s, source_location where) {
-        const SymBool negated = !s;
+        // a negation that does not fit in int64 is no recorded condition
+        std::optional<SymBool> negated;
+        try {
+            negated = !s;
+        } catch (const value_error&) {
+        }
         for (auto& issue : report_.issues_) {
             if (!issue.requirement.empty()) continue;
             const bool same = issue.condition.identical(s);
-            if (!same && !issue.condition.identical(negated)) continue;
+            if (!same && !(negated && issue.condition.identical(*negated))) continue;
             met_again(issue, where);
             return same ? issue.answer : !issue.answer;
         }
@@ -386,7 +391,8 @@ private:
         if (mode_ == ShapeEnvMode::strict || !all_hinted(names)) throw undecided(s.to_string(), names, where);
         const bool answer = s.evaluate_with(hint_values(names));
         report_.issues_.push_back(DraftIssue{s, answer, hints_of(names), 1, {where}, {}});
-        runtime_asserts_.push_back(RuntimeAssert{answer ? s : negated, "draft assumption", where});
+        // false under the hints, s's negation holds for them and so fits (else `!s` says why not)
+        runtime_asserts_.push_back(RuntimeAssert{answer ? s : (negated ? *negated : !s), "draft assumption", where});
         return answer;
     }
 
