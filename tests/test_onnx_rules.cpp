@@ -235,6 +235,38 @@ TEST_CASE("window attributes of any int64: checked arithmetic, an error where th
     CHECK(shape_of(run(env, "MaxPool", 12, {&xh}, pool)[0]) == "[1, 1, (h + 1)//2 + 4611686018427387902]");
 }
 
+TEST_CASE("block, gather and attention attributes of any int64: checked arithmetic") {
+    // the same class as the window attributes: blocksize*blocksize, batch_dims + index length and
+    // num_heads + 2*kv_num_heads were plain int64 arithmetic
+    ShapeEnv env;
+    const std::int64_t big = std::numeric_limits<std::int64_t>::max();
+    const TensorInfo x4 = TensorInfo::of(elem::float32, {1, 8, 4, 4});
+    CHECK(shape_of(run(env, "DepthToSpace", 13, {&x4}, {{"blocksize", integer(2)}})[0]) == "[1, 2, 8, 8]");
+    CHECK(shape_of(run(env, "SpaceToDepth", 13, {&x4}, {{"blocksize", integer(2)}})[0]) == "[1, 32, 2, 2]");
+    CHECK(test::error_of<value_error>([&] { run(env, "DepthToSpace", 13, {&x4}, {{"blocksize", integer(std::int64_t{1} << 32)}}); }) ==
+          "integer overflow in 4294967296*4294967296: the result does not fit in int64");
+    CHECK(test::error_of<value_error>([&] { run(env, "SpaceToDepth", 13, {&x4}, {{"blocksize", integer(std::int64_t{1} << 32)}}); }) ==
+          "integer overflow in 4294967296*4294967296: the result does not fit in int64");
+    CHECK(test::error_of<value_error>([&] { run(env, "SpaceToDepth", 13, {&x4}, {{"blocksize", integer(0)}}); }) ==
+          "SpaceToDepth 'n': blocksize must be positive");
+    const TensorInfo data = TensorInfo::of(elem::float32, {2, 3, 4});
+    const TensorInfo one = TensorInfo::of(elem::int64, {2, 1});
+    CHECK(shape_of(run(env, "GatherND", 13, {&data, &one}, {{"batch_dims", integer(1)}})[0]) == "[2, 4]");
+    const TensorInfo huge = TensorInfo::of(elem::int64, {2, big});
+    CHECK(test::error_of<value_error>([&] { run(env, "GatherND", 13, {&data, &huge}, {{"batch_dims", integer(1)}}); }) ==
+          "GatherND 'n': batch_dims 1 and index length 9223372036854775807 exceed the data's rank 3");
+    const TensorInfo negative = TensorInfo::of(elem::int64, {2, -1});
+    CHECK(test::error_of<value_error>([&] { run(env, "GatherND", 13, {&data, &negative}); }) ==
+          "GatherND 'n': the last dimension of the indices must be >= 0, got -1");
+    const TensorInfo q = TensorInfo::of(elem::float32, {1, 5, 64});
+    const auto gqa = [&](std::int64_t kv_heads) {
+        return run(env, "GroupQueryAttention", 1, {&q}, {{"num_heads", integer(2)}, {"kv_num_heads", integer(kv_heads)}}, 1,
+                   BroadcastPolicy::new_symbol, "com.microsoft");
+    };
+    CHECK(shape_of(gqa(1)[0]) == "[1, 5, 32]");
+    CHECK(test::error_of<value_error>([&] { gqa(big); }) == "integer overflow in 9223372036854775807*2: the result does not fit in int64");
+}
+
 TEST_CASE("com.microsoft fusions: attention with a past, embeddings, skip layer normalization") {
     ShapeEnv env;
     const SymInt b = SymInt::symbol("batch"), s = SymInt::symbol("seq"), p = SymInt::symbol("past");

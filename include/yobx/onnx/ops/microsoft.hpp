@@ -93,7 +93,7 @@ inline void group_query_attention(NodeContext& ctx) {
     SymInt hidden = q[2];
     if (!ctx.has_input(1) && !ctx.has_input(2)) {  // packed query, key and value
         if (kv_heads <= 0) ctx.fail("attribute 'kv_num_heads' must be positive");
-        hidden = ctx.simplify(floordiv(q[2], heads + 2 * kv_heads) * heads);
+        hidden = ctx.simplify(floordiv(q[2], SymInt(kv_heads) * 2 + heads) * heads);
     }
     ctx.set_output(0, ctx.elem_type(0), {q[0], q[1], hidden});
     if (ctx.has_input(3) && ctx.input(3)->shape && ctx.input(3)->shape->size() == 4) {

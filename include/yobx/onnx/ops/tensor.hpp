@@ -398,7 +398,9 @@ inline void gather_nd(NodeContext& ctx) {
     if (idx.empty()) ctx.fail("indices must have rank >= 1");
     const auto last = idx.back().maybe_constant();
     if (!last) throw UnknownInput{"the last dimension of the indices is not known"};
-    if (b < 0 || b + *last > static_cast<std::int64_t>(data.size()))
+    if (*last < 0) ctx.fail("the last dimension of the indices must be >= 0, got " + std::to_string(*last));
+    const auto rank = static_cast<std::int64_t>(data.size());
+    if (b < 0 || b > rank || *last > rank - b)  // b + *last > rank, without overflow
         ctx.fail("batch_dims " + std::to_string(b) + " and index length " + std::to_string(*last) + " exceed the data's rank " +
                  std::to_string(data.size()));
     Shape out(idx.begin(), idx.end() - 1);
@@ -489,7 +491,7 @@ inline void depth_to_space(NodeContext& ctx) {
     const std::int64_t b = ctx.attr_int("blocksize", 0);
     if (b <= 0) ctx.fail("blocksize must be positive");
     ctx.set_output(0, ctx.elem_type(0),
-                   {in[0], ctx.simplify(floordiv(in[1], b * b)), ctx.simplify(in[2] * b), ctx.simplify(in[3] * b)});
+                   {in[0], ctx.simplify(floordiv(in[1], SymInt(b) * b)), ctx.simplify(in[2] * b), ctx.simplify(in[3] * b)});
 }
 /// SpaceToDepth(blocksize): [N, C*b*b, H/b, W/b].
 inline void space_to_depth(NodeContext& ctx) {
@@ -498,7 +500,7 @@ inline void space_to_depth(NodeContext& ctx) {
     const std::int64_t b = ctx.attr_int("blocksize", 0);
     if (b <= 0) ctx.fail("blocksize must be positive");
     ctx.set_output(0, ctx.elem_type(0),
-                   {in[0], ctx.simplify(in[1] * (b * b)), ctx.simplify(floordiv(in[2], b)), ctx.simplify(floordiv(in[3], b))});
+                   {in[0], ctx.simplify(in[1] * (SymInt(b) * b)), ctx.simplify(floordiv(in[2], b)), ctx.simplify(floordiv(in[3], b))});
 }
 
 namespace detail {
