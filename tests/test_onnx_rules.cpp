@@ -127,6 +127,15 @@ TEST_CASE("Split by opset: an attribute, an input, num_outputs") {
     CHECK(shape_of(out[0]) == "[10, (n + 1)//2]");
     CHECK(shape_of(out[1]) == "[10, n - (n + 1)//2]");
     CHECK(test::error_of<value_error>([&] { run(env, "Split", 11, {&x}, {{"split", ints({3, 7})}}, 3); }) == "Split 'n': split has 2 entries for 3 outputs");
+    // values split into more outputs than they have: the parts 1, 1, 0 (values kept), or a negative last part
+    const TensorInfo two = ints_tensor({7, 8});
+    out = run(env, "Split", 18, {&two}, {{"num_outputs", integer(3)}}, 3);
+    CHECK(values_of(out[1]) == "[8]");
+    CHECK(shape_of(out[2]) == "[0]");
+    CHECK(values_of(out[2]) == "[]");
+    const TensorInfo one = ints_tensor({7});
+    CHECK(test::error_of<value_error>([&] { run(env, "Split", 18, {&one}, {{"num_outputs", integer(3)}}, 3); }) ==
+          "Split 'n': output 2 would have a negative dimension: [-1]");
 }
 
 TEST_CASE("Squeeze and Unsqueeze: axes an attribute before opset 13, an input since") {

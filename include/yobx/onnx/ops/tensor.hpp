@@ -302,7 +302,8 @@ inline void split(NodeContext& ctx) {
         out[static_cast<std::size_t>(ax)] = parts[i];
         std::optional<std::vector<SymInt>> values;
         const auto len = parts[i].maybe_constant();
-        if (v && in.size() == 1 && len && offset >= 0 && offset + *len <= static_cast<std::int64_t>((*v)->size()))
+        // a negative part (num_outputs beyond the dimension) is refused by set_output
+        if (v && in.size() == 1 && len && *len >= 0 && offset >= 0 && *len <= static_cast<std::int64_t>((*v)->size()) - offset)
             values = std::vector<SymInt>((*v)->begin() + offset, (*v)->begin() + offset + *len);
         offset = len ? offset + *len : -1;
         ctx.set_output(i, ctx.elem_type(0), std::move(out), std::move(values));
