@@ -161,6 +161,32 @@ TEST_CASE("Resize by scales is exact on a symbolic size; by sizes takes them") {
     CHECK(shape_of(run(env, "Resize", 13, {&x, nullptr, nullptr, &sizes})[0]) == "[1, 3, 7, w]");
 }
 
+TEST_CASE("Resize with keep_aspect_ratio_policy: one scale for every axis, checked sizes") {
+    ShapeEnv env;
+    const TensorInfo x = TensorInfo::of(elem::float32, {1, 3, 4, 4});
+    const auto resize = [&](const TensorInfo& sizes, const char* policy) {
+        return run(env, "Resize", 18, {&x, nullptr, nullptr, &sizes}, {{"keep_aspect_ratio_policy", text(policy)}});
+    };
+    const TensorInfo sizes = ints_tensor({1, 3, 8, 6});
+    CHECK(shape_of(resize(sizes, "not_larger")[0]) == "[1, 3, 4, 4]");
+    CHECK(shape_of(resize(sizes, "not_smaller")[0]) == "[2, 6, 8, 8]");
+    // fewer sizes than axes were read past their end; a size past int64 or below 0 was an undefined cast
+    const TensorInfo two = ints_tensor({8, 8});
+    CHECK(test::error_of<value_error>([&] { resize(two, "not_larger"); }) == "Resize 'n': sizes has 2 values for 4 axes");
+    const TensorInfo huge = ints_tensor({1, 3, std::numeric_limits<std::int64_t>::max(), 4});
+    CHECK(test::error_of<value_error>([&] { resize(huge, "not_smaller"); }) ==
+          "Resize 'n': keep_aspect_ratio_policy scales 4 to 9223372036854775808.000000, not a dimension");
+    const TensorInfo negative = ints_tensor({1, 3, -8, 4});
+    CHECK(test::error_of<value_error>([&] { resize(negative, "not_larger"); }) ==
+          "Resize 'n': keep_aspect_ratio_policy scales 1 to -2.000000, not a dimension");
+    // a scale of a negative dimension (a malformed input) past int64's range
+    const TensorInfo bad = TensorInfo::of(elem::float32, {1, 3, -4, 4});
+    TensorInfo scales = TensorInfo::of(elem::float32, {4});
+    scales.reals = std::vector<double>{1, 1, 1e30, 1};
+    CHECK(test::error_of<value_error>([&] { run(env, "Resize", 13, {&bad, nullptr, &scales}); }) ==
+          "Resize 'n': scale 1000000000000000019884624838656.000000 of -4 overflows");
+}
+
 TEST_CASE("Range, ConstantOfShape and Where propagate the values of shape computations") {
     ShapeEnv env;
     const SymInt n = env.create_symbol("n", std::nullopt, ValueRange{1, ValueRange::inf});

@@ -513,7 +513,7 @@ inline SymInt scaled(NodeContext& ctx, const SymInt& d, double scale) {
     if (!std::isfinite(f) || f < 0) ctx.fail("scale " + std::to_string(scale) + " is not a finite number >= 0");
     if (const auto c = d.maybe_constant()) {
         const double r = std::floor(static_cast<double>(f) * static_cast<double>(*c));
-        if (r >= 9.2e18) ctx.fail("scale " + std::to_string(scale) + " of " + std::to_string(*c) + " overflows");
+        if (!(r < 9.2e18 && r > -9.2e18)) ctx.fail("scale " + std::to_string(scale) + " of " + std::to_string(*c) + " overflows");
         return static_cast<std::int64_t>(r);
     }
     if (f == 0) return SymInt(0);
@@ -559,6 +559,8 @@ inline void resize(NodeContext& ctx) {
     }
     Shape out = in;
     const std::string policy = ctx.attr_string("keep_aspect_ratio_policy", "stretch");
+    if (sizes && (*sizes)->size() != axes.size())
+        ctx.fail("sizes has " + std::to_string((*sizes)->size()) + " values for " + std::to_string(axes.size()) + " axes");
     if (sizes && policy != "stretch") {
         // one scale for every axis: the smallest (not_larger) or largest (not_smaller) ratio
         std::optional<double> s;
@@ -571,10 +573,12 @@ inline void resize(NodeContext& ctx) {
         }
         for (auto a : axes) {
             auto& d = out[static_cast<std::size_t>(a)];
-            d = static_cast<std::int64_t>(std::round(*s * static_cast<double>(*d.maybe_constant())));
+            const double r = std::round(*s * static_cast<double>(*d.maybe_constant()));
+            if (!(r >= 0 && r < 9.2e18))  // a negative size, or one past int64 (the cast would be undefined)
+                ctx.fail("keep_aspect_ratio_policy scales " + d.to_string() + " to " + std::to_string(r) + ", not a dimension");
+            d = static_cast<std::int64_t>(r);
         }
     } else if (sizes) {
-        if ((*sizes)->size() != axes.size()) ctx.fail("sizes has " + std::to_string((*sizes)->size()) + " values for " + std::to_string(axes.size()) + " axes");
         for (std::size_t k = 0; k < axes.size(); ++k) out[static_cast<std::size_t>(axes[k])] = (**sizes)[k];
     } else if (scales) {
         if (scales->size() != axes.size()) ctx.fail("scales has " + std::to_string(scales->size()) + " values for " + std::to_string(axes.size()) + " axes");
