@@ -186,6 +186,12 @@ inline int cmp_poly(const Poly& a, const Poly& b) {
     return cmp_i64(a.constant, b.constant);
 }
 
+/// p's term with the monomial m, or null: a binary search, the terms being in monomial order.
+inline const Term* term_of(const Poly& p, const Mono& m) {
+    const auto at = std::lower_bound(p.terms.begin(), p.terms.end(), m, [](const Term& u, const Mono& w) { return cmp_mono(u.mono, w) < 0; });
+    return at != p.terms.end() && cmp_mono(at->mono, m) == 0 ? &*at : nullptr;
+}
+
 std::size_t hash_of(const Poly& p);
 
 inline bool equal(const Poly& a, const Poly& b) { return hash_of(a) == hash_of(b) && cmp_poly(a, b) == 0; }

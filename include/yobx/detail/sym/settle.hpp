@@ -146,10 +146,7 @@ inline Poly settle(Poly p) {
                 Mono rest = t.mono;
                 rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(i));
                 const Mono with_quotient = mono_mul(rest, {Factor{make_atom(AtomKind::floordiv, {}, m.args), 1}});
-                // the terms are in monomial order: a binary search finds the pair
-                const auto at = std::lower_bound(p.terms.begin(), p.terms.end(), with_quotient,
-                                                 [](const Term& u, const Mono& w) { return cmp_mono(u.mono, w) < 0; });
-                if (at == p.terms.end() || cmp_mono(at->mono, with_quotient) != 0) continue;
+                if (!term_of(p, with_quotient)) continue;
                 const Poly cm = rest.empty() ? constant(t.coef) : from_sorted(0, {Term{t.coef, std::move(rest)}});
                 Poly next = add_raw(p, scale_raw(from_sorted(0, {Term{t.coef, t.mono}}), -1));
                 next = add_raw(next, mul_raw(cm, m.args[0]));

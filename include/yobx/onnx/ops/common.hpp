@@ -98,6 +98,10 @@ inline SymInt numel(const NodeContext& ctx, const Shape& s) { return ctx.simplif
 /// ceil(a / b) for sizes, b > 0.
 inline SymInt ceil_div(const SymInt& a, const SymInt& b) { return floordiv(a + b - 1, b); }
 
+/// Whether a double converts to int64 without undefined behaviour (within +-9.2e18, a
+/// margin below 2^63; NaN does not).
+inline bool fits_int64(double v) { return v > -9.2e18 && v < 9.2e18; }
+
 /// Elementwise values of a binary op with broadcasting of two value lists (lengths equal or 1).
 template <class F>
 std::optional<std::vector<SymInt>> combine_values(const NodeContext& ctx, std::size_t ia, std::size_t ib, F f) {

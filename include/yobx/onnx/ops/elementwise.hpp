@@ -120,7 +120,7 @@ inline void cast_to(NodeContext& ctx, int to) {
     } else if (in->reals && elem::holds_shape_values(to) && to != elem::bool_) {
         out.values.emplace();
         for (double d : *in->reals) {
-            if (!(d > -9.2e18 && d < 9.2e18)) {
+            if (!fits_int64(d)) {
                 out.values.reset();
                 break;
             }

@@ -513,7 +513,7 @@ inline SymInt scaled(NodeContext& ctx, const SymInt& d, double scale) {
     if (!std::isfinite(f) || f < 0) ctx.fail("scale " + std::to_string(scale) + " is not a finite number >= 0");
     if (const auto c = d.maybe_constant()) {
         const double r = std::floor(static_cast<double>(f) * static_cast<double>(*c));
-        if (!(r < 9.2e18 && r > -9.2e18)) ctx.fail("scale " + std::to_string(scale) + " of " + std::to_string(*c) + " overflows");
+        if (!fits_int64(r)) ctx.fail("scale " + std::to_string(scale) + " of " + std::to_string(*c) + " overflows");
         return static_cast<std::int64_t>(r);
     }
     if (f == 0) return SymInt(0);
@@ -574,7 +574,7 @@ inline void resize(NodeContext& ctx) {
         for (auto a : axes) {
             auto& d = out[static_cast<std::size_t>(a)];
             const double r = std::round(*s * static_cast<double>(*d.maybe_constant()));
-            if (!(r >= 0 && r < 9.2e18))  // a negative size, or one past int64 (the cast would be undefined)
+            if (!(r >= 0 && fits_int64(r)))  // a negative size, or one past int64 (the cast would be undefined)
                 ctx.fail("keep_aspect_ratio_policy scales " + d.to_string() + " to " + std::to_string(r) + ", not a dimension");
             d = static_cast<std::int64_t>(r);
         }
