@@ -288,6 +288,13 @@ TEST_CASE("parse_sym_bool reads conditions back") {
     CHECK(str(parse_sym_bool("s0 != s1 & True")) == "Ne(s0, s1)");
 }
 
+TEST_CASE("the address of a templated entry point is taken with its type or <> (docs/symbolic.md)") {
+    SymInt (*read)(std::string_view) = &yobx::parse_sym;
+    CHECK(str(read("s0 + 2*s0")) == "3*s0");
+    const auto read_bool = &yobx::parse_sym_bool<>;
+    CHECK(str(read_bool("s0 >= 2")) == "s0 >= 2");
+}
+
 TEST_CASE("a remainder's expansion multiplies a power in at once, however large its exponent") {
     // found by fuzz_parse_sym: the expansion multiplied z0s in 873043223 times, one per unit of the exponent
     CHECK(str(parse_sym("z0s**873043223%lA% loo%or%D")) == "Mod(Mod(Mod(Mod(z0s**873043223, lA), loo), or), D)");

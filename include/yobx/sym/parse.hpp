@@ -18,6 +18,8 @@
 namespace yobx {
 namespace detail::sym {
 
+/// A class template only so that an unused include instantiates nothing (see core.hpp).
+template <class = void>
 class Parser {
 public:
     explicit Parser(std::string_view text, const char* who) : text_(text), who_(who) {}
@@ -293,16 +295,18 @@ private:
 /// Errors (value_error): `parse_sym: column 6: expected a number, a symbol, '(' or
 /// Max/Min/Mod/FloorDiv, found end of input in "s0 + "`; overflow and division by
 /// zero as for the operators.
-inline SymInt parse_sym(std::string_view text) {
-    detail::sym::Parser p(text, "parse_sym");
-    return p.run([](detail::sym::Parser& q) { return q.whole_int(); });
+template <class = void>
+SymInt parse_sym(std::string_view text) {
+    detail::sym::Parser<> p(text, "parse_sym");
+    return p.run([](detail::sym::Parser<>& q) { return q.whole_int(); });
 }
 
 /// Reads a SymBool: `Eq(s0, s1)`, `s0 >= 2`, `s0 < s1`, `(s0 >= 2) & Ne(s1, 3)`,
 /// `~Eq(s0, 1) | (s1 > 4)`, `True`, `False`; `==` and `!=` are read too.
-inline SymBool parse_sym_bool(std::string_view text) {
-    detail::sym::Parser p(text, "parse_sym_bool");
-    return p.run([](detail::sym::Parser& q) { return q.whole_bool(); });
+template <class = void>
+SymBool parse_sym_bool(std::string_view text) {
+    detail::sym::Parser<> p(text, "parse_sym_bool");
+    return p.run([](detail::sym::Parser<>& q) { return q.whole_bool(); });
 }
 
 }  // namespace yobx

@@ -35,7 +35,8 @@ using SymbolValues = std::map<std::string, std::int64_t, std::less<>>;
 
 namespace detail::sym {
 /// `{s0 = 3, s1 = 5}`
-inline std::string describe(const SymbolValues& values) {
+template <class = void>
+std::string describe(const SymbolValues& values) {
     std::string s;
     for (const auto& [k, v] : values) s += (s.empty() ? "" : ", ") + k + " = " + std::to_string(v);
     return "{" + s + "}";
@@ -98,6 +99,7 @@ public:
     SymInt(I v) : value_(checked_i64(v)) {}  // NOLINT: implicit, like an int
 
     /// The symbol `name` (an identifier that is not Max, Min, Mod, FloorDiv, Eq, Ne, True or False).
+    template <class = void>
     static SymInt symbol(std::string_view name) {
         check_symbol_name(name);
         return SymInt(detail::sym::symbol(name));
@@ -110,39 +112,48 @@ public:
         return value_;
     }
     /// The value; a value_error naming the expression if it is symbolic.
+    template <class = void>
     std::int64_t constant_value() const {
         if (expr_) throw value_error("SymInt " + to_string() + " is symbolic, not a constant");
         return value_;
     }
     /// True for a bare symbol such as `s0`.
+    template <class = void>
     bool is_symbol() const noexcept {
         const auto* a = expr_ ? detail::sym::single_atom(*expr_) : nullptr;
         return a != nullptr && a->kind == detail::sym::AtomKind::symbol;
     }
 
     /// torch's printed form: `s0 + 2*s1`, `Max(s0, s1)`, `s0//2`, `Mod(s0, 3)`.
+    template <class = void>
     std::string to_string() const { return with_poly([](const detail::sym::Poly& p) { return detail::sym::to_string(p); }); }
+    template <class = void>
     friend std::ostream& operator<<(std::ostream& os, const SymInt& s) { return os << s.to_string(); }
 
+    template <class = void>
     std::size_t hash() const noexcept { return expr_ ? detail::sym::hash_of(*expr_) : detail::sym::hash_of(detail::sym::constant(value_)); }
     /// Structural equality of the canonical forms.
+    template <class = void>
     bool identical(const SymInt& other) const noexcept {
         if (!expr_ || !other.expr_) return !expr_ && !other.expr_ && value_ == other.value_;
         return expr_ == other.expr_ || detail::sym::equal(*expr_, *other.expr_);
     }
 
     /// The names of the symbols in the expression, in natural order (s2 before s10).
+    template <class = void>
     std::vector<std::string> free_symbols() const {
         return expr_ ? detail::sym::symbol_names(*expr_) : std::vector<std::string>{};
     }
 
     /// Substitutes the values and computes: `(s0 + 2*s1).evaluate_with({{"s0", 3}, {"s1", 5}}) == 13`.
     /// A symbol without a value, a zero divisor or an overflow is a value_error.
+    template <class = void>
     std::int64_t evaluate_with(const SymbolValues& values) const {
         return expr_ ? detail::sym::evaluate_checked(*expr_, values, *this) : value_;
     }
 
     /// Replaces symbols by expressions: `(s0 + s1).subs({{"s1", s0}})` is `2*s0`.
+    template <class = void>
     SymInt subs(const std::map<std::string, SymInt, std::less<>>& replacements) const {
         if (!expr_) return *this;
         struct Visitor : detail::sym::PlainAtoms {
@@ -157,51 +168,59 @@ public:
         return guarded([&] { return SymInt(detail::sym::rebuild(*expr_, v)); }, [&] { return "subs on " + to_string(); });
     }
 
+    template <class = void>
     friend SymInt operator+(const SymInt& a, const SymInt& b) {
         if (!a.expr_ && !b.expr_) return binary_constant(a, b, "+", [](auto x, auto y) { return detail::sym::add(x, y); });
         return a.apply(b, "+", [](const auto& x, const auto& y) { return detail::sym::add(x, y); });
     }
+    template <class = void>
     friend SymInt operator-(const SymInt& a, const SymInt& b) {
         if (!a.expr_ && !b.expr_) return binary_constant(a, b, "-", [](auto x, auto y) { return detail::sym::sub(x, y); });
         return a.apply(b, "-", [](const auto& x, const auto& y) { return detail::sym::sub(x, y); });
     }
+    template <class = void>
     friend SymInt operator*(const SymInt& a, const SymInt& b) {
         if (!a.expr_ && !b.expr_) return binary_constant(a, b, "*", [](auto x, auto y) { return detail::sym::mul(x, y); });
         return a.apply(b, "*", [](const auto& x, const auto& y) { return detail::sym::mul(x, y); });
     }
+    template <class = void>
     friend SymInt operator-(const SymInt& a) { return SymInt(0) - a; }
+    template <class = void>
     SymInt& operator+=(const SymInt& b) { return *this = *this + b; }
+    template <class = void>
     SymInt& operator-=(const SymInt& b) { return *this = *this - b; }
+    template <class = void>
     SymInt& operator*=(const SymInt& b) { return *this = *this * b; }
 
     /// Floor division, Python's `a // b`: `floordiv(4*s0 + s1, 4)` is `s0 + s1//4`.
+    template <class = void>
     friend SymInt floordiv(const SymInt& a, const SymInt& b) {
         return a.apply(b, "//", [](const auto& x, const auto& y) { return detail::sym::floordiv(x, y); });
     }
     /// Python's `a % b` (sign of b), printed `Mod(a, b)`: `mod(s0 + 4*s1, 4)` is `Mod(s0, 4)`.
+    template <class = void>
     friend SymInt mod(const SymInt& a, const SymInt& b) {
         return a.apply(b, "%", [](const auto& x, const auto& y) { return detail::sym::mod(x, y); });
     }
     /// `a**e` for a constant e >= 0.
+    template <class = void>
     friend SymInt pow(const SymInt& a, std::int64_t e) {
         if (e < 0) throw value_error("pow: negative exponent " + std::to_string(e) + " for " + a.to_string());
         return guarded([&] { return a.with_poly([&](const detail::sym::Poly& p) { return SymInt(detail::sym::power(p, e)); }); },
-                       [&] { return "(" + a.to_string() + ")**" + std::to_string(e); });
+                       [&] { return std::string("(").append(a.to_string()).append(")**").append(std::to_string(e)); });
     }
     /// `Max(a, b)`, simplified: `sym_max(s0, s0)` is `s0`, `sym_max(s0 + 1, s0)` is `s0 + 1`.
+    template <class = void>
     friend SymInt sym_max(const SymInt& a, const SymInt& b) { return sym_max({a, b}); }
+    template <class = void>
     friend SymInt sym_min(const SymInt& a, const SymInt& b) { return sym_min({a, b}); }
+    template <class = void>
     static SymInt sym_max(std::initializer_list<SymInt> args) { return extremum(detail::sym::AtomKind::max, args); }
+    template <class = void>
     static SymInt sym_min(std::initializer_list<SymInt> args) { return extremum(detail::sym::AtomKind::min, args); }
 
-    friend SymBool operator==(const SymInt& a, const SymInt& b);
-    friend SymBool operator!=(const SymInt& a, const SymInt& b);
-    friend SymBool operator<(const SymInt& a, const SymInt& b);
-    friend SymBool operator<=(const SymInt& a, const SymInt& b);
-    friend SymBool operator>(const SymInt& a, const SymInt& b);
-    friend SymBool operator>=(const SymInt& a, const SymInt& b);
-
     /// The canonical form (for yobx's own algorithms).
+    template <class = void>
     detail::sym::Poly poly() const { return expr_ ? *expr_ : detail::sym::constant(value_); }
     /// f(the canonical form), read in place where poly() copies it (for yobx's own algorithms).
     template <class F>
@@ -210,6 +229,7 @@ public:
         return f(detail::sym::constant(value_));
     }
 
+    template <class = void>
     explicit SymInt(detail::sym::Poly p) {
         if (p.is_constant())
             value_ = p.constant;
@@ -247,6 +267,7 @@ private:
         return static_cast<std::int64_t>(v);
     }
 
+    template <class = void>
     static void check_symbol_name(std::string_view name) {
         auto bad = [&](const char* why) {
             throw value_error("SymInt::symbol: '" + std::string(name) + "' is not a valid symbol name (" + why + ")");
@@ -262,6 +283,7 @@ private:
 
 
     /// `a op b` as text for messages, parenthesizing sums.
+    template <class = void>
     static std::string operation_text(const SymInt& a, const SymInt& b, std::string_view op) {
         if (op == "%") return "Mod(" + a.to_string() + ", " + b.to_string() + ")";
         auto side = [](const SymInt& s) {
@@ -284,6 +306,7 @@ private:
                        [&] { return operation_text(*this, b, op); });
     }
 
+    template <class = void>
     static SymInt extremum(detail::sym::AtomKind kind, std::initializer_list<SymInt> args) {
         if (args.size() == 0) throw value_error(kind == detail::sym::AtomKind::max ? "sym_max of no arguments" : "sym_min of no arguments");
         std::vector<detail::sym::Poly> polys;
@@ -323,34 +346,43 @@ public:
     }
 
     /// `Eq(s0, s1)`, `Ne(s0, 3)`, `s0 >= 2`, `s0 < s1`, `(s0 >= 2) & Eq(s1, 3)`, `True`.
+    template <class = void>
     std::string to_string() const {
         if (!node_) return value_ ? "True" : "False";
         std::string s;
         detail::sym::print_bool(s, *node_);
         return s;
     }
+    template <class = void>
     friend std::ostream& operator<<(std::ostream& os, const SymBool& b) { return os << b.to_string(); }
 
+    template <class = void>
     std::size_t hash() const noexcept { return node_ ? node_->hash : std::hash<bool>{}(value_); }
+    template <class = void>
     bool identical(const SymBool& other) const noexcept {
         if (!node_ || !other.node_) return !node_ && !other.node_ && value_ == other.value_;
         return node_ == other.node_ || (node_->hash == other.node_->hash && detail::sym::cmp_bool(*node_, *other.node_) == 0);
     }
 
     /// The names of the symbols in the condition, in natural order.
+    template <class = void>
     std::vector<std::string> free_symbols() const {
         return node_ ? detail::sym::symbol_names(*node_) : std::vector<std::string>{};
     }
 
     /// Substitutes and decides: a symbol without a value, a zero divisor or an overflow is a value_error.
+    template <class = void>
     bool evaluate_with(const SymbolValues& values) const {
         return node_ ? detail::sym::evaluate_checked(*node_, values, *this) : value_;
     }
 
+    template <class = void>
     friend SymBool operator&&(const SymBool& a, const SymBool& b) { return junction(detail::sym::BoolKind::and_, a, b); }
+    template <class = void>
     friend SymBool operator||(const SymBool& a, const SymBool& b) { return junction(detail::sym::BoolKind::or_, a, b); }
     /// The negation; a value_error when it does not fit in int64 (`!(s0 <= INT64_MAX)` is
     /// `s0 >= INT64_MAX + 1`).
+    template <class = void>
     friend SymBool operator!(const SymBool& a) {
         return SymInt::guarded([&] { return SymBool(detail::sym::negation(a.cond())); }, [&] { return "~(" + a.to_string() + ")"; });
     }
@@ -359,6 +391,7 @@ public:
     explicit SymBool(detail::sym::Cond c) : value_(c.value), node_(std::move(c.node)) {}
 
 private:
+    template <class = void>
     static SymBool junction(detail::sym::BoolKind kind, const SymBool& a, const SymBool& b) {
         return SymBool(detail::sym::junction(kind, {a.cond(), b.cond()}));
     }
@@ -368,7 +401,8 @@ private:
 };
 
 namespace detail::sym {
-inline SymBool compare(const SymInt& a, const SymInt& b, BoolKind kind, bool swap, std::int64_t shift, const char* op) {
+template <class = void>
+SymBool compare(const SymInt& a, const SymInt& b, BoolKind kind, bool swap, std::int64_t shift, const char* op) {
     if (auto x = a.maybe_constant(), y = b.maybe_constant(); x && y) {
         switch (kind) {
             case BoolKind::eq: return *x == *y;
@@ -389,22 +423,31 @@ inline SymBool compare(const SymInt& a, const SymInt& b, BoolKind kind, bool swa
 }
 }  // namespace detail::sym
 
-inline SymBool operator==(const SymInt& a, const SymInt& b) { return detail::sym::compare(a, b, detail::sym::BoolKind::eq, false, 0, "=="); }
-inline SymBool operator!=(const SymInt& a, const SymInt& b) { return detail::sym::compare(a, b, detail::sym::BoolKind::ne, false, 0, "!="); }
-inline SymBool operator<=(const SymInt& a, const SymInt& b) { return detail::sym::compare(a, b, detail::sym::BoolKind::le, false, 0, "<="); }
-inline SymBool operator<(const SymInt& a, const SymInt& b) { return detail::sym::compare(a, b, detail::sym::BoolKind::le, false, 1, "<"); }
-inline SymBool operator>=(const SymInt& a, const SymInt& b) { return detail::sym::compare(a, b, detail::sym::BoolKind::le, true, 0, ">="); }
-inline SymBool operator>(const SymInt& a, const SymInt& b) { return detail::sym::compare(a, b, detail::sym::BoolKind::le, true, 1, ">"); }
+template <class = void>
+SymBool operator==(const SymInt& a, const SymInt& b) { return detail::sym::compare(a, b, detail::sym::BoolKind::eq, false, 0, "=="); }
+template <class = void>
+SymBool operator!=(const SymInt& a, const SymInt& b) { return detail::sym::compare(a, b, detail::sym::BoolKind::ne, false, 0, "!="); }
+template <class = void>
+SymBool operator<=(const SymInt& a, const SymInt& b) { return detail::sym::compare(a, b, detail::sym::BoolKind::le, false, 0, "<="); }
+template <class = void>
+SymBool operator<(const SymInt& a, const SymInt& b) { return detail::sym::compare(a, b, detail::sym::BoolKind::le, false, 1, "<"); }
+template <class = void>
+SymBool operator>=(const SymInt& a, const SymInt& b) { return detail::sym::compare(a, b, detail::sym::BoolKind::le, true, 0, ">="); }
+template <class = void>
+SymBool operator>(const SymInt& a, const SymInt& b) { return detail::sym::compare(a, b, detail::sym::BoolKind::le, true, 1, ">"); }
 
 /// Free-function spellings of the n-ary forms: `sym_max({a, b, c})`.
-inline SymInt sym_max(std::initializer_list<SymInt> args) { return SymInt::sym_max(args); }
-inline SymInt sym_min(std::initializer_list<SymInt> args) { return SymInt::sym_min(args); }
+template <class = void>
+SymInt sym_max(std::initializer_list<SymInt> args) { return SymInt::sym_max(args); }
+template <class = void>
+SymInt sym_min(std::initializer_list<SymInt> args) { return SymInt::sym_min(args); }
 
 /// A tensor shape with symbolic dimensions: `{SymInt::symbol("a"), 3}`.
 using Shape = std::vector<SymInt>;
 
 /// `[a, b + 1, 3]`.
-inline std::string to_string(const Shape& shape) {
+template <class = void>
+std::string to_string(const Shape& shape) {
     std::string s = "[";
     for (std::size_t i = 0; i < shape.size(); ++i) {
         if (i) s += ", ";
@@ -413,24 +456,29 @@ inline std::string to_string(const Shape& shape) {
     return s + "]";
 }
 /// Prints `[a, b + 1, 3]` (found by argument-dependent lookup: SymInt is yobx's).
-inline std::ostream& operator<<(std::ostream& os, const Shape& shape) { return os << to_string(shape); }
+template <class = void>
+std::ostream& operator<<(std::ostream& os, const Shape& shape) { return os << to_string(shape); }
 
 }  // namespace yobx
 
 /// Hashing and structural equality, so SymInt and SymBool can key unordered containers.
 template <>
 struct std::hash<yobx::SymInt> {
+    template <class = void>
     std::size_t operator()(const yobx::SymInt& s) const noexcept { return s.hash(); }
 };
 template <>
 struct std::equal_to<yobx::SymInt> {
+    template <class = void>
     bool operator()(const yobx::SymInt& a, const yobx::SymInt& b) const noexcept { return a.identical(b); }
 };
 template <>
 struct std::hash<yobx::SymBool> {
+    template <class = void>
     std::size_t operator()(const yobx::SymBool& s) const noexcept { return s.hash(); }
 };
 template <>
 struct std::equal_to<yobx::SymBool> {
+    template <class = void>
     bool operator()(const yobx::SymBool& a, const yobx::SymBool& b) const noexcept { return a.identical(b); }
 };

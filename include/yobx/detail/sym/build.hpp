@@ -15,14 +15,16 @@ namespace yobx::detail::sym {
 
 // ------------------------------------------------------------ construction
 
-inline std::size_t hash_mono(const Mono& m) {
+template <class = void>
+std::size_t hash_mono(const Mono& m) {
     std::size_t h = 0x51;
     for (const auto& f : m) h = mix(mix(h, f.atom->hash), static_cast<std::size_t>(f.exp));
     return h;
 }
 
 /// p's hash, computed from its terms (p.hash when stored: seal()).
-inline std::size_t hash_of(const Poly& p) {
+template <class>
+std::size_t hash_of(const Poly& p) {
     if (p.hash != 0) return p.hash;
     std::size_t h = mix(0x7a, static_cast<std::size_t>(p.constant));
     for (const auto& t : p.terms) h = mix(mix(h, static_cast<std::size_t>(t.coef)), hash_mono(t.mono));
@@ -31,17 +33,20 @@ inline std::size_t hash_of(const Poly& p) {
 
 /// Ends the construction of p: its hash is not known yet (computed when p is compared, or
 /// stored by seal()). Every constructor ends here, also one that changes p in place.
-inline void finish(Poly& p) { p.hash = 0; }
+template <class = void>
+void finish(Poly& p) { p.hash = 0; }
 
 /// Stores p's hash in it, before p is shared (an atom's arguments, a SymInt, a condition):
 /// later reads are free, and nothing is written to a shared polynomial.
-inline Poly& seal(Poly& p) {
+template <class = void>
+Poly& seal(Poly& p) {
     p.hash = 0;
     p.hash = hash_of(p);
     return p;
 }
 
-inline Poly constant(std::int64_t c) {
+template <class = void>
+Poly constant(std::int64_t c) {
     Poly p;
     p.constant = c;
     finish(p);
@@ -49,7 +54,8 @@ inline Poly constant(std::int64_t c) {
 }
 
 /// Terms already sorted and merged.
-inline Poly from_sorted(std::int64_t c, std::vector<Term> terms) {
+template <class = void>
+Poly from_sorted(std::int64_t c, std::vector<Term> terms) {
     Poly p;
     p.constant = c;
     p.terms = std::move(terms);
@@ -58,7 +64,8 @@ inline Poly from_sorted(std::int64_t c, std::vector<Term> terms) {
 }
 
 /// Sorts terms, merges equal monomials, drops zero coefficients.
-inline Poly normalized(std::int64_t c, std::vector<Term> terms) {
+template <class = void>
+Poly normalized(std::int64_t c, std::vector<Term> terms) {
     std::sort(terms.begin(), terms.end(), [](const Term& x, const Term& y) { return cmp_mono(x.mono, y.mono) < 0; });
     std::vector<Term> out;
     out.reserve(terms.size());
@@ -73,7 +80,8 @@ inline Poly normalized(std::int64_t c, std::vector<Term> terms) {
     return from_sorted(c, std::move(out));
 }
 
-inline AtomPtr make_atom(AtomKind kind, std::string name, std::vector<Poly> args) {
+template <class = void>
+AtomPtr make_atom(AtomKind kind, std::string name, std::vector<Poly> args) {
     auto a = std::make_shared<Atom>();
     a->kind = kind;
     std::size_t h = mix(0x3c, static_cast<std::size_t>(kind));
@@ -85,7 +93,8 @@ inline AtomPtr make_atom(AtomKind kind, std::string name, std::vector<Poly> args
     return a;
 }
 
-inline Poly from_atom(AtomPtr a) {
+template <class = void>
+Poly from_atom(AtomPtr a) {
     std::vector<Term> t(1);
     t[0].coef = 1;
     t[0].mono.push_back(Factor{std::move(a), 1});
@@ -94,17 +103,20 @@ inline Poly from_atom(AtomPtr a) {
 
 /// The atom of the symbol `name`. The last few are kept per thread (16 slots), so that
 /// the same symbol read or made again shares one atom, which comparisons see by address.
-inline AtomPtr symbol_atom(std::string_view name) {
+template <class = void>
+AtomPtr symbol_atom(std::string_view name) {
     thread_local std::array<AtomPtr, 16> recent;
     AtomPtr& slot = recent[std::hash<std::string_view>{}(name) % recent.size()];
     if (!slot || slot->name != name) slot = make_atom(AtomKind::symbol, std::string(name), {});
     return slot;
 }
 
-inline Poly symbol(std::string_view name) { return from_atom(symbol_atom(name)); }
+template <class = void>
+Poly symbol(std::string_view name) { return from_atom(symbol_atom(name)); }
 
 /// The atom if p is `coef*atom + constant` (one term, one factor, exponent 1), with coef; else null.
-inline const Atom* term_atom(const Poly& p, std::int64_t& coef) {
+template <class = void>
+const Atom* term_atom(const Poly& p, std::int64_t& coef) {
     if (p.terms.size() != 1) return nullptr;
     const Term& t = p.terms[0];
     if (t.mono.size() != 1 || t.mono[0].exp != 1) return nullptr;
@@ -113,21 +125,25 @@ inline const Atom* term_atom(const Poly& p, std::int64_t& coef) {
 }
 
 /// The atom if p is exactly `coef*atom` (no constant), with coef; else null.
-inline const Atom* lone_atom(const Poly& p, std::int64_t& coef) { return p.constant == 0 ? term_atom(p, coef) : nullptr; }
+template <class = void>
+const Atom* lone_atom(const Poly& p, std::int64_t& coef) { return p.constant == 0 ? term_atom(p, coef) : nullptr; }
 
 /// The atom if p is exactly `1*atom`, else null.
-inline const Atom* single_atom(const Poly& p) {
+template <class = void>
+const Atom* single_atom(const Poly& p) {
     std::int64_t coef = 0;
     const Atom* a = lone_atom(p, coef);
     return coef == 1 ? a : nullptr;
 }
 
 /// Rewrites a sum into the canonical form's sum-level laws (defined below).
-inline Poly settle(Poly p);
+template <class = void>
+Poly settle(Poly p);
 
 /// The terms of p that are a Max or Min alone, or -1 when p holds a quotient: what
 /// settle() looks at first (settled_on_sight, and constant_distance for two sums).
-inline int lone_extremes(const Poly& p) {
+template <class = void>
+int lone_extremes(const Poly& p) {
     int extremes = 0;
     for (const auto& t : p.terms)
         for (const auto& f : t.mono) {
@@ -139,14 +155,17 @@ inline int lone_extremes(const Poly& p) {
 
 /// Whether settle() leaves p as it is on sight (its first test): no quotient, and at
 /// most one Max or Min alone in a term. Then so it does p's multiples.
-inline bool settled_on_sight(const Poly& p) {
+template <class = void>
+bool settled_on_sight(const Poly& p) {
     const int extremes = lone_extremes(p);
     return extremes >= 0 && extremes < 2;
 }
 
-inline bool is_zero(const Poly& p) { return p.is_constant() && p.constant == 0; }
+template <class = void>
+bool is_zero(const Poly& p) { return p.is_constant() && p.constant == 0; }
 
-inline Poly scale_raw(Poly a, std::int64_t k) {
+template <class = void>
+Poly scale_raw(Poly a, std::int64_t k) {
     if (k == 0) return constant(0);
     if (k == 1) return a;
     for (auto& t : a.terms) t.coef = mul(t.coef, k);
@@ -157,7 +176,8 @@ inline Poly scale_raw(Poly a, std::int64_t k) {
 
 /// a + k*b without the sum-level laws (settle); the building block of add() and sub().
 /// k*b's coefficients are computed as scale_raw computes them, without building k*b.
-inline Poly add_raw(const Poly& a, const Poly& b, std::int64_t k = 1) {
+template <class = void>
+Poly add_raw(const Poly& a, const Poly& b, std::int64_t k = 1) {
     if (k == 0 || is_zero(b)) return a;
     if (is_zero(a)) return scale_raw(b, k);
     const auto times_k = [k](std::int64_t c) { return k == 1 ? c : mul(c, k); };
@@ -184,18 +204,23 @@ inline Poly add_raw(const Poly& a, const Poly& b, std::int64_t k = 1) {
     return from_sorted(add(a.constant, times_k(b.constant)), std::move(out));
 }
 
-inline Poly add(const Poly& a, const Poly& b) { return settle(add_raw(a, b)); }
-inline Poly scale(const Poly& a, std::int64_t k) { return k == 1 ? a : settle(scale_raw(a, k)); }
+template <class = void>
+Poly add(const Poly& a, const Poly& b) { return settle(add_raw(a, b)); }
+template <class = void>
+Poly scale(const Poly& a, std::int64_t k) { return k == 1 ? a : settle(scale_raw(a, k)); }
 
-inline Poly negate(const Poly& a) { return scale(a, -1); }
+template <class = void>
+Poly negate(const Poly& a) { return scale(a, -1); }
 /// a - b: a + negate(b), with the negation not built when settle() would leave it as
 /// written (settled_on_sight: one polynomial built instead of two, the same result).
-inline Poly sub(const Poly& a, const Poly& b) {
+template <class = void>
+Poly sub(const Poly& a, const Poly& b) {
     if (settled_on_sight(b)) return settle(add_raw(a, b, -1));
     return add(a, negate(b));
 }
 
-inline Mono mono_mul(const Mono& a, const Mono& b) {
+template <class = void>
+Mono mono_mul(const Mono& a, const Mono& b) {
     Mono out;
     out.reserve(a.size() + b.size());
     std::size_t i = 0, j = 0;
@@ -214,7 +239,8 @@ inline Mono mono_mul(const Mono& a, const Mono& b) {
     return out;
 }
 
-inline Poly mul_raw(const Poly& a, const Poly& b) {
+template <class = void>
+Poly mul_raw(const Poly& a, const Poly& b) {
     if (a.is_constant()) return scale_raw(b, a.constant);
     if (b.is_constant()) return scale_raw(a, b.constant);
     const std::size_t na = a.terms.size() + 1, nb = b.terms.size() + 1;
@@ -232,9 +258,11 @@ inline Poly mul_raw(const Poly& a, const Poly& b) {
     return p;
 }
 
-inline Poly mul(const Poly& a, const Poly& b) { return settle(mul_raw(a, b)); }
+template <class = void>
+Poly mul(const Poly& a, const Poly& b) { return settle(mul_raw(a, b)); }
 
-inline Poly power(const Poly& a, std::int64_t e) {
+template <class = void>
+Poly power(const Poly& a, std::int64_t e) {
     if (e == 0) return constant(1);
     if (a.is_constant()) return constant(pow(a.constant, e));
     if (a.constant == 0 && a.terms.size() == 1) {  // c*m: no expansion needed
@@ -250,24 +278,28 @@ inline Poly power(const Poly& a, std::int64_t e) {
 }
 
 /// The gcd of the coefficients of p's terms (p's constant left out).
-inline std::int64_t terms_content(const Poly& p) {
+template <class = void>
+std::int64_t terms_content(const Poly& p) {
     std::int64_t g = 0;
     for (const auto& t : p.terms) g = gcd(g, t.coef);
     return g;
 }
 
 /// gcd of all coefficients and the constant (0 for the zero polynomial).
-inline std::int64_t content(const Poly& p) { return gcd(terms_content(p), p.constant); }
+template <class = void>
+std::int64_t content(const Poly& p) { return gcd(terms_content(p), p.constant); }
 
 /// Divides every coefficient by g (which divides them all).
-inline Poly divide_exact(const Poly& p, std::int64_t g) {
+template <class = void>
+Poly divide_exact(const Poly& p, std::int64_t g) {
     if (g == 1) return p;
     std::vector<Term> out = p.terms;
     for (auto& t : out) t.coef /= g;
     return from_sorted(p.constant / g, std::move(out));
 }
 
-inline bool leading_negative(const Poly& p) {
+template <class = void>
+bool leading_negative(const Poly& p) {
     return p.is_constant() ? p.constant < 0 : p.terms.front().coef < 0;
 }
 

@@ -35,7 +35,8 @@ struct Cond {
     BoolPtr node;
 };
 
-inline int cmp_bool(const BoolNode& a, const BoolNode& b) {
+template <class = void>
+int cmp_bool(const BoolNode& a, const BoolNode& b) {
     if (&a == &b) return 0;
     if (a.kind != b.kind) return a.kind < b.kind ? -1 : 1;
     if (const int c = cmp_poly(a.diff, b.diff); c != 0) return c;
@@ -45,7 +46,8 @@ inline int cmp_bool(const BoolNode& a, const BoolNode& b) {
     return 0;
 }
 
-inline Cond make_node(BoolKind kind, Poly diff, std::vector<BoolPtr> args) {
+template <class = void>
+Cond make_node(BoolKind kind, Poly diff, std::vector<BoolPtr> args) {
     auto n = std::make_shared<BoolNode>();
     std::size_t h = mix(0x2b, static_cast<std::size_t>(kind));
     h = mix(h, seal(diff).hash);
@@ -58,7 +60,8 @@ inline Cond make_node(BoolKind kind, Poly diff, std::vector<BoolPtr> args) {
 }
 
 /// `d == 0` (kind eq), `d != 0` (ne) or `d <= 0` (le), canonical.
-inline Cond relation(BoolKind kind, const Poly& d) {
+template <class = void>
+Cond relation(BoolKind kind, const Poly& d) {
     if (d.is_constant()) {
         const bool v = kind == BoolKind::eq ? d.constant == 0 : kind == BoolKind::ne ? d.constant != 0 : d.constant <= 0;
         return Cond{v, nullptr};
@@ -77,9 +80,11 @@ inline Cond relation(BoolKind kind, const Poly& d) {
     return make_node(kind, std::move(n), {});
 }
 
-inline Cond negation(const Cond& c);
+template <class = void>
+Cond negation(const Cond& c);
 
-inline Cond junction(BoolKind kind, const std::vector<Cond>& args) {
+template <class = void>
+Cond junction(BoolKind kind, const std::vector<Cond>& args) {
     const bool is_and = kind == BoolKind::and_;
     std::vector<BoolPtr> flat;
     for (const auto& a : args) {
@@ -100,7 +105,8 @@ inline Cond junction(BoolKind kind, const std::vector<Cond>& args) {
     return make_node(kind, Poly{}, std::move(flat));
 }
 
-inline Cond negation(const Cond& c) {
+template <class>
+Cond negation(const Cond& c) {
     if (!c.node) return Cond{!c.value, nullptr};
     const BoolNode& n = *c.node;
     switch (n.kind) {
@@ -132,11 +138,13 @@ bool evaluate(const BoolNode& n, ValueOf& value_of) {
     }
 }
 
+template <class = void>
 void print_bool(std::string& out, const BoolNode& n);
 
 /// `Eq(A, B)`, `A <= B`, `A < B`, ... with the positive terms on one side and
 /// the negated negative terms on the other, the leading term on the left.
-inline void print_relation(std::string& out, const BoolNode& n) {
+template <class = void>
+void print_relation(std::string& out, const BoolNode& n) {
     const Poly& d = n.diff;
     std::vector<Term> pos, negs;
     std::int64_t pc = 0, nc = 0;
@@ -179,7 +187,8 @@ inline void print_relation(std::string& out, const BoolNode& n) {
     }
 }
 
-inline void print_bool(std::string& out, const BoolNode& n) {
+template <class>
+void print_bool(std::string& out, const BoolNode& n) {
     if (n.kind == BoolKind::eq || n.kind == BoolKind::ne || n.kind == BoolKind::le) {
         print_relation(out, n);
         return;

@@ -9,6 +9,15 @@
 // structural walk (test_sym.cpp: sym_max(s1, s0) prints "Max(s0, s1)").
 // The steps of the canonical form, in the order sym_expr.hpp includes them:
 // core, build, division, extremum, settle, walk, print, cond.
+//
+// Every function over polynomials, atoms and conditions is a template,
+// `template <class = void>`, called as a plain function (`add(p, q)`): the
+// compiler instantiates a template only where it is used, so a file that
+// includes <yobx/sym.hpp> and uses nothing does not compile the laws (the
+// same goes for the members of SymInt, SymBool and the ShapeEnv). A function
+// declared ahead of its definition takes the default at its declaration and
+// is defined with `template <class>`. Only the int64 helpers here stay plain
+// functions. docs/performance.md has the measurements.
 #pragma once
 
 #include <yobx/detail/small_vector.hpp>
@@ -134,7 +143,8 @@ struct Atom {
 // ----------------------------------------------------------------- ordering
 
 /// Natural order of names: s2 < s10, then plain text order.
-inline int cmp_name(std::string_view a, std::string_view b) {
+template <class = void>
+int cmp_name(std::string_view a, std::string_view b) {
     auto split = [](std::string_view s) {
         std::size_t i = s.size();
         while (i > 0 && s[i - 1] >= '0' && s[i - 1] <= '9') --i;
@@ -153,9 +163,11 @@ inline int cmp_name(std::string_view a, std::string_view b) {
 
 inline int cmp_i64(std::int64_t a, std::int64_t b) { return a < b ? -1 : (a > b ? 1 : 0); }
 
+template <class = void>
 int cmp_poly(const Poly& a, const Poly& b);
 
-inline int cmp_atom(const Atom& a, const Atom& b) {
+template <class = void>
+int cmp_atom(const Atom& a, const Atom& b) {
     if (&a == &b) return 0;
     if (a.kind != b.kind) return a.kind < b.kind ? -1 : 1;
     if (a.kind == AtomKind::symbol) return cmp_name(a.name, b.name);
@@ -166,7 +178,8 @@ inline int cmp_atom(const Atom& a, const Atom& b) {
 }
 
 /// Lexicographic order of monomials, highest first (SymPy's `lex`): s0*s1, s0, s1.
-inline int cmp_mono(const Mono& a, const Mono& b) {
+template <class = void>
+int cmp_mono(const Mono& a, const Mono& b) {
     const std::size_t n = std::min(a.size(), b.size());
     for (std::size_t i = 0; i < n; ++i) {
         if (const int c = cmp_atom(*a[i].atom, *b[i].atom); c != 0) return c;
@@ -176,7 +189,8 @@ inline int cmp_mono(const Mono& a, const Mono& b) {
     return 0;
 }
 
-inline int cmp_poly(const Poly& a, const Poly& b) {
+template <class>
+int cmp_poly(const Poly& a, const Poly& b) {
     if (&a == &b) return 0;
     if (a.terms.size() != b.terms.size()) return a.terms.size() < b.terms.size() ? -1 : 1;
     for (std::size_t i = 0; i < a.terms.size(); ++i) {
@@ -187,13 +201,16 @@ inline int cmp_poly(const Poly& a, const Poly& b) {
 }
 
 /// p's term with the monomial m, or null: a binary search, the terms being in monomial order.
-inline const Term* term_of(const Poly& p, const Mono& m) {
+template <class = void>
+const Term* term_of(const Poly& p, const Mono& m) {
     const auto at = std::lower_bound(p.terms.begin(), p.terms.end(), m, [](const Term& u, const Mono& w) { return cmp_mono(u.mono, w) < 0; });
     return at != p.terms.end() && cmp_mono(at->mono, m) == 0 ? &*at : nullptr;
 }
 
+template <class = void>
 std::size_t hash_of(const Poly& p);
 
-inline bool equal(const Poly& a, const Poly& b) { return hash_of(a) == hash_of(b) && cmp_poly(a, b) == 0; }
+template <class = void>
+bool equal(const Poly& a, const Poly& b) { return hash_of(a) == hash_of(b) && cmp_poly(a, b) == 0; }
 
 }  // namespace yobx::detail::sym

@@ -17,15 +17,19 @@
 
 namespace yobx::detail::sym {
 
-inline Poly floordiv(const Poly& a, const Poly& b);
-inline Poly mod(const Poly& a, const Poly& b);
+template <class = void>
+Poly floordiv(const Poly& a, const Poly& b);
+template <class = void>
+Poly mod(const Poly& a, const Poly& b);
 
-inline std::optional<std::pair<Poly, Poly>> divide(const Poly& a, const Poly& d, bool exact, bool settled = true);
+template <class = void>
+std::optional<std::pair<Poly, Poly>> divide(const Poly& a, const Poly& d, bool exact, bool settled = true);
 
 /// p / d when d divides p exactly (integer coefficients), nullopt otherwise or when
 /// the division would overflow (or throws overflow): a constant d divides every coefficient, a divisor of
 /// terms leaves no remainder.
-inline std::optional<Poly> exact_quotient(const Poly& p, const Poly& d) {
+template <class = void>
+std::optional<Poly> exact_quotient(const Poly& p, const Poly& d) {
     if (d.is_constant()) {
         if (d.constant == 0 || p.constant % d.constant != 0) return std::nullopt;
         for (const auto& t : p.terms)
@@ -47,7 +51,8 @@ inline std::optional<Poly> exact_quotient(const Poly& p, const Poly& d) {
 /// Returns {a', q} with a == a' - d*q when a has such a factor, nullopt otherwise.
 /// A symbolic k by a constant d only `for_mod` (q dropped): in a quotient, q would
 /// keep k*(y//k), which the sum laws do not take back for a k with quotients.
-inline std::optional<std::pair<Poly, Poly>> drop_mods(const Poly& a, const Poly& d, bool for_mod) {
+template <class = void>
+std::optional<std::pair<Poly, Poly>> drop_mods(const Poly& a, const Poly& d, bool for_mod) {
     for (const auto& t : a.terms)
         for (std::size_t i = 0; i < t.mono.size(); ++i) {
             const Atom& m = *t.mono[i].atom;
@@ -76,7 +81,8 @@ inline std::optional<std::pair<Poly, Poly>> drop_mods(const Poly& a, const Poly&
 }
 
 /// x//k1 if p is 1*(x//k1) + c, with no quotient in c's terms; else null.
-inline const Atom* lone_quotient(const Poly& p) {
+template <class = void>
+const Atom* lone_quotient(const Poly& p) {
     const Atom* found = nullptr;
     for (const auto& t : p.terms)
         for (const auto& f : t.mono) {
@@ -103,7 +109,8 @@ struct Deeper {
 /// The remainder Mod(x, b) of a term -Mod(x, b) of p, b > 1 a constant dividing k, when
 /// p + Mod(x, b) - x has every coefficient a multiple of b: p is then b*(x//b + m) for a
 /// polynomial m, and p + Mod(x, b) is x + b*m (p//k == (p + Mod(x, b))//k). Else null.
-inline const Atom* floored_multiple(const Poly& p, std::int64_t k) {
+template <class = void>
+const Atom* floored_multiple(const Poly& p, std::int64_t k) {
     for (const auto& t : p.terms) {
         if (t.coef != -1 || t.mono.size() != 1 || t.mono.front().exp != 1) continue;
         const Atom& m = *t.mono.front().atom;
@@ -121,7 +128,8 @@ inline const Atom* floored_multiple(const Poly& p, std::int64_t k) {
 
 /// {c//g, the terms of p divided by g} for g dividing every coefficient of a term of p
 /// (not necessarily its constant c): floor((g*y + c)/(g*m)) == floor((y + c//g)/m).
-inline Poly divide_terms_floor(const Poly& p, std::int64_t g) {
+template <class = void>
+Poly divide_terms_floor(const Poly& p, std::int64_t g) {
     std::vector<Term> out = p.terms;
     for (auto& t : out) t.coef /= g;
     return settle(from_sorted(floordiv(p.constant, g), std::move(out)));
@@ -130,12 +138,14 @@ inline Poly divide_terms_floor(const Poly& p, std::int64_t g) {
 /// x + c*a for p == x//a + c, inner the quotient x//a (lone_quotient(p)): the numerator
 /// of (x//a + c)//k == (x + c*a)//(a*k) (P + x//a == (P*a + x)//a for an integer P, and
 /// floor(floor(y)/k) == floor(y/k) for a real y and k >= 1).
-inline Poly unnested(const Poly& p, const Atom& inner) {
+template <class = void>
+Poly unnested(const Poly& p, const Atom& inner) {
     const Poly c = sub(p, from_atom(make_atom(AtomKind::floordiv, {}, inner.args)));
     return add(inner.args[0], mul(c, inner.args[1]));
 }
 
-inline Poly floordiv_by_constant(const Poly& a, std::int64_t k) {
+template <class = void>
+Poly floordiv_by_constant(const Poly& a, std::int64_t k) {
     if (k == 0) throw zero_division{false};
     if (a.is_constant()) return constant(floordiv(a.constant, k));
     if (k < 0) return floordiv_by_constant(negate(a), neg(k));
@@ -168,7 +178,8 @@ inline Poly floordiv_by_constant(const Poly& a, std::int64_t k) {
 }
 
 /// m / d if the monomial d divides m.
-inline std::optional<Mono> mono_divide(const Mono& m, const Mono& d) {
+template <class = void>
+std::optional<Mono> mono_divide(const Mono& m, const Mono& d) {
     Mono out;
     std::size_t j = 0;
     for (const auto& f : m) {
@@ -185,7 +196,8 @@ inline std::optional<Mono> mono_divide(const Mono& m, const Mono& d) {
 }
 
 /// The greatest monomial dividing every term of a and b (empty when either has a constant).
-inline Mono common_monomial(const Poly& a, const Poly& b) {
+template <class = void>
+Mono common_monomial(const Poly& a, const Poly& b) {
     if (a.constant != 0 || b.constant != 0 || a.terms.empty() || b.terms.empty()) return {};
     Mono m = a.terms.front().mono;
     auto meet = [&m](const Mono& x) {
@@ -203,7 +215,8 @@ inline Mono common_monomial(const Poly& a, const Poly& b) {
 }
 
 /// p with every monomial divided by m (which divides them all).
-inline Poly divide_monomial(const Poly& p, const Mono& m) {
+template <class = void>
+Poly divide_monomial(const Poly& p, const Mono& m) {
     std::vector<Term> out;
     std::int64_t c = p.constant;
     for (const auto& t : p.terms) {
@@ -240,11 +253,14 @@ inline constexpr std::size_t max_division_steps = 256;
 /// term of r is reducible, which makes r unique. nullopt when nothing is taken
 /// out, or when the work would exceed max_division_steps, max_terms or int64.
 /// `settled`: q and r through the sum laws (else as the division leaves them).
-inline bool plain_divisor(const Poly& d);
+template <class = void>
+bool plain_divisor(const Poly& d);
 
-inline std::optional<std::pair<Poly, Poly>> divide_any(const Poly& a, const Poly& d, bool exact, bool settled);
+template <class = void>
+std::optional<std::pair<Poly, Poly>> divide_any(const Poly& a, const Poly& d, bool exact, bool settled);
 
-inline std::optional<std::pair<Poly, Poly>> divide(const Poly& a, const Poly& d, bool exact, bool settled) {
+template <class>
+std::optional<std::pair<Poly, Poly>> divide(const Poly& a, const Poly& d, bool exact, bool settled) {
     if (!plain_divisor(d)) return std::nullopt;
     return divide_any(a, d, exact, settled);
 }
@@ -253,7 +269,8 @@ inline std::optional<std::pair<Poly, Poly>> divide(const Poly& a, const Poly& d,
 /// no remainder is exact for every value they take, which is what floordiv() uses it
 /// for when the divisor holds quotients or remainders (a count of windows
 /// `(h - (6*h)//7)*(w - (6*w)//7)` divides `batch` times itself).
-inline std::optional<std::pair<Poly, Poly>> divide_any(const Poly& a, const Poly& d, bool exact, bool settled) {
+template <class>
+std::optional<std::pair<Poly, Poly>> divide_any(const Poly& a, const Poly& d, bool exact, bool settled) {
     const Term& lead = d.terms.front();
     const std::int64_t lc = lead.coef;
     return unless_too_large([&]() -> std::optional<std::pair<Poly, Poly>> {
@@ -289,7 +306,8 @@ inline std::optional<std::pair<Poly, Poly>> divide_any(const Poly& a, const Poly
 
 /// Whether every factor of d is a symbol: the divisors divide() takes (the sum laws
 /// could write a remainder by a divisor with quotients back into a reducible one).
-inline bool plain_divisor(const Poly& d) {
+template <class>
+bool plain_divisor(const Poly& d) {
     for (const auto& t : d.terms)
         for (const auto& f : t.mono)
             if (f.atom->kind != AtomKind::symbol) return false;
@@ -318,7 +336,8 @@ struct ThroughMods {
 /// Another factor is multiplied in with its exponent at once (s0**873043223 is one
 /// product, not 873043223); a Mod(y, k)**e with e > max_terms is refused as too
 /// large (y - k*(y//k) has two terms or more), as power() refuses such powers.
-inline Poly expand_mods(const Poly& p) {
+template <class = void>
+Poly expand_mods(const Poly& p) {
     Poly expanded = constant(p.constant);
     for (const auto& t : p.terms) {
         Poly term = constant(t.coef);
@@ -339,7 +358,8 @@ inline Poly expand_mods(const Poly& p) {
 
 /// expand_mods(p), nullopt when p has no Mod factor or the expansion is too large: what
 /// the divisions through remainders below divide.
-inline std::optional<Poly> mods_expanded(const Poly& p) {
+template <class = void>
+std::optional<Poly> mods_expanded(const Poly& p) {
     const bool has_mod = std::any_of(p.terms.begin(), p.terms.end(), [](const Term& t) {
         return std::any_of(t.mono.begin(), t.mono.end(), [](const Factor& f) { return f.atom->kind == AtomKind::mod; });
     });
@@ -349,7 +369,8 @@ inline std::optional<Poly> mods_expanded(const Poly& p) {
 
 /// expanded (num's mods_expanded) == q*d + r, nullopt when nothing is taken out or when
 /// r holds a quotient or remainder that num does not (see dividing_through_mods).
-inline std::optional<std::pair<Poly, Poly>> divides_through_mods(const Poly& num, const Poly& expanded, const Poly& d) {
+template <class = void>
+std::optional<std::pair<Poly, Poly>> divides_through_mods(const Poly& num, const Poly& expanded, const Poly& d) {
     auto qr = divide(expanded, d, false);
     if (!qr) return std::nullopt;
     if (!is_zero(qr->second)) {
@@ -374,7 +395,8 @@ struct Cancelled {
 /// {num/m, d/m, m} for the greatest monomial m dividing d and num's expansion (mods_expanded):
 /// s0*Mod(-3*s3, s0) + 3*s0*s3 is -s0**2*((-3*s3)//s0), which s0 divides; nullopt when there
 /// is no such m.
-inline std::optional<Cancelled> common_monomial_through_mods(const Poly& expanded, const Poly& d) {
+template <class = void>
+std::optional<Cancelled> common_monomial_through_mods(const Poly& expanded, const Poly& d) {
     const Mono m = common_monomial(expanded, d);
     if (m.empty()) return std::nullopt;
     return unless_too_large([&]() -> std::optional<Cancelled> { return Cancelled{divide_monomial(expanded, m), divide_monomial(d, m), m}; });
@@ -390,7 +412,8 @@ struct PrimitivePart {
 /// The PrimitivePart of d when it divides num exactly, or num's expansion (mods_expanded: the
 /// sum laws write (s0 + s1)*(x//s1) as s0*(x//s1) + x - Mod(x, s1)); nullopt otherwise
 /// (c == 1 is an exact division by d itself).
-inline std::optional<PrimitivePart> primitive_part_divides(const Poly& num, const std::optional<Poly>& expanded, const Poly& d) {
+template <class = void>
+std::optional<PrimitivePart> primitive_part_divides(const Poly& num, const std::optional<Poly>& expanded, const Poly& d) {
     const std::int64_t c = content(d);
     if (c <= 1 || d.terms.size() + (d.constant != 0) < 2) return std::nullopt;
     Poly D = divide_exact(d, c);
@@ -400,7 +423,8 @@ inline std::optional<PrimitivePart> primitive_part_divides(const Poly& num, cons
     return PrimitivePart{std::move(*q), c, std::move(D)};
 }
 
-inline Poly floordiv(const Poly& a, const Poly& b) {
+template <class>
+Poly floordiv(const Poly& a, const Poly& b) {
     if (b.is_constant()) return floordiv_by_constant(a, b.constant);
     if (is_zero(a)) return a;
     const Deeper deeper;
@@ -434,9 +458,11 @@ inline Poly floordiv(const Poly& a, const Poly& b) {
     return from_atom(make_atom(AtomKind::floordiv, {}, {std::move(num), std::move(den)}));
 }
 
-inline Poly mod(const Poly& a, const Poly& b);
+template <class>
+Poly mod(const Poly& a, const Poly& b);
 
-inline Poly mod_by_constant(const Poly& a, std::int64_t k) {
+template <class = void>
+Poly mod_by_constant(const Poly& a, std::int64_t k) {
     if (k == 0) throw zero_division{true};
     if (a.is_constant()) return constant(pymod(a.constant, k));
     if (k < 0) return negate(mod_by_constant(negate(a), neg(k)));  // a % -k == -((-a) % k)
@@ -467,7 +493,8 @@ inline Poly mod_by_constant(const Poly& a, std::int64_t k) {
     return from_atom(make_atom(AtomKind::mod, {}, {std::move(rest), constant(k)}));
 }
 
-inline Poly mod(const Poly& a, const Poly& b) {
+template <class>
+Poly mod(const Poly& a, const Poly& b) {
     if (b.is_constant()) return mod_by_constant(a, b.constant);
     if (is_zero(a)) return a;
     const Deeper deeper;

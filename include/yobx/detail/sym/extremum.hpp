@@ -23,7 +23,8 @@ struct Spread {
 
     const std::vector<Poly>& args() const { return same ? *same : built; }
 };
-inline std::optional<Spread> spread(const Poly& p) {
+template <class = void>
+std::optional<Spread> spread(const Poly& p) {
     std::optional<std::size_t> at;
     for (std::size_t i = 0; i < p.terms.size(); ++i)
         for (const auto& f : p.terms[i].mono)
@@ -53,14 +54,16 @@ inline std::optional<Spread> spread(const Poly& p) {
 /// Whether settle() leaves p - q as add_raw writes it, and so does negating q: no
 /// quotient in either, at most one Max or Min alone in a term between them (settle's
 /// own test), and no coefficient of q whose negation overflows.
-inline bool inert_difference(const Poly& p, const Poly& q) {
+template <class = void>
+bool inert_difference(const Poly& p, const Poly& q) {
     const int in_p = lone_extremes(p), in_q = lone_extremes(q);
     if (in_p < 0 || in_q < 0 || in_p + in_q >= 2) return false;
     return std::none_of(q.terms.begin(), q.terms.end(), [](const Term& t) { return t.coef == i64_min; });
 }
 
 /// The constant p - q when it is one.
-inline std::optional<std::int64_t> constant_distance(const Poly& p, const Poly& q) {
+template <class = void>
+std::optional<std::int64_t> constant_distance(const Poly& p, const Poly& q) {
     if (inert_difference(p, q)) {  // p - q is constant exactly when the terms are the same: nothing to build
         const bool same = p.terms.size() == q.terms.size() &&
                           std::equal(p.terms.begin(), p.terms.end(), q.terms.begin(), [](const Term& x, const Term& y) {
@@ -81,7 +84,8 @@ inline std::optional<std::int64_t> constant_distance(const Poly& p, const Poly& 
 
 /// x <= y for every value of the symbols, seen from the structure: a constant
 /// difference, or through the arguments of a Max or Min (`depth` levels).
-inline bool provably_le(const Poly& x, const Poly& y, int depth) {
+template <class = void>
+bool provably_le(const Poly& x, const Poly& y, int depth) {
     if (const auto d = constant_distance(x, y)) return *d <= 0;
     if (depth == 0) return false;
     const auto any_all = [&](const std::vector<Poly>& xs, bool any, bool left) {
@@ -94,7 +98,8 @@ inline bool provably_le(const Poly& x, const Poly& y, int depth) {
 }
 
 /// x <= Max(ys) (is_max) or x >= Min(ys), seen from the structure as provably_le.
-inline bool within(const Poly& x, const std::vector<const Poly*>& ys, bool is_max, int depth) {
+template <class = void>
+bool within(const Poly& x, const std::vector<const Poly*>& ys, bool is_max, int depth) {
     for (const Poly* y : ys)
         if (is_max ? provably_le(x, *y, depth) : provably_le(*y, x, depth)) return true;
     if (depth == 0) return false;
@@ -111,7 +116,8 @@ inline bool within(const Poly& x, const std::vector<const Poly*>& ys, bool is_ma
 /// distance from another or absorbed (Min(x, Max(x, y)) == x) removed; then
 /// the common summand, the positive common factor and the sign go out:
 /// Max(t + k*a, t + k*b) == t + k*Max(a, b), Max(-a, -b) == -Min(a, b).
-inline Poly extremum(AtomKind kind, const std::vector<Poly>& args) {
+template <class = void>
+Poly extremum(AtomKind kind, const std::vector<Poly>& args) {
     const bool is_max = kind == AtomKind::max;
     std::vector<Poly> flat;
     std::optional<std::int64_t> best;

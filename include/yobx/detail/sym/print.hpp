@@ -11,21 +11,25 @@ namespace yobx::detail::sym {
 
 // ---------------------------------------------------------------- printing
 
-inline void print_int(std::string& out, std::int64_t v) {
+template <class = void>
+void print_int(std::string& out, std::int64_t v) {
     if (v == i64_min)
         out += "(-9223372036854775807 - 1)";  // the literal 9223372036854775808 is not an int64
     else
         out += std::to_string(v);
 }
 
+template <class = void>
 void print_poly(std::string& out, const Poly& p);
 
-inline bool is_bare_atom(const Poly& p) {
+template <class = void>
+bool is_bare_atom(const Poly& p) {
     const Atom* a = single_atom(p);
     return a != nullptr && a->kind != AtomKind::floordiv;
 }
 
-inline void print_atom(std::string& out, const Atom& a) {
+template <class = void>
+void print_atom(std::string& out, const Atom& a) {
     switch (a.kind) {
         case AtomKind::symbol: out += a.name; return;
         case AtomKind::floordiv: {
@@ -54,7 +58,8 @@ inline void print_atom(std::string& out, const Atom& a) {
 }
 
 /// One term; `first` decides between a leading `-` and ` + ` / ` - `.
-inline void print_term(std::string& out, std::int64_t coef, const Mono& mono, bool first) {
+template <class = void>
+void print_term(std::string& out, std::int64_t coef, const Mono& mono, bool first) {
     std::uint64_t mag;
     bool minus = false;
     if (coef == i64_min) {
@@ -89,7 +94,8 @@ inline void print_term(std::string& out, std::int64_t coef, const Mono& mono, bo
     }
 }
 
-inline void print_poly(std::string& out, const Poly& p) {
+template <class>
+void print_poly(std::string& out, const Poly& p) {
     if (p.is_constant()) {
         print_int(out, p.constant);
         return;
@@ -108,7 +114,8 @@ inline void print_poly(std::string& out, const Poly& p) {
     }
 }
 
-inline std::string to_string(const Poly& p) {
+template <class = void>
+std::string to_string(const Poly& p) {
     std::string s;
     print_poly(s, p);
     return s;

@@ -18,7 +18,8 @@ inline constexpr int max_settle_rounds = 1024;
 /// Whether a term of p with the quotient q (exponent 1) has a coefficient the divisor's
 /// leading coefficient divides and the rest of a monomial its leading monomial divides:
 /// settle's cheap test before it computes q's cofactor.
-inline bool may_take(const Poly& p, const Atom& q) {
+template <class = void>
+bool may_take(const Poly& p, const Atom& q) {
     const Poly& d = q.args[1];
     const std::int64_t lc = d.is_constant() ? d.constant : d.terms.front().coef;
     for (const auto& t : p.terms) {
@@ -38,7 +39,8 @@ inline bool may_take(const Poly& p, const Atom& q) {
 }
 
 /// Whether p has a factor x//k for the factor Mod(x, k).
-inline bool has_quotient_of(const Poly& p, const Atom& m) {
+template <class = void>
+bool has_quotient_of(const Poly& p, const Atom& m) {
     for (const auto& t : p.terms)
         for (const auto& f : t.mono)
             if (f.atom->kind == AtomKind::floordiv && cmp_poly(f.atom->args[0], m.args[0]) == 0 &&
@@ -49,7 +51,8 @@ inline bool has_quotient_of(const Poly& p, const Atom& m) {
 
 /// The q of q*d*(x//d) in p for the quotient a == x//d: the part of a's cofactor in p
 /// that d divides exactly (raw: q*d*(x//d) leaves p exactly); nullopt when there is none.
-inline std::optional<Poly> taken_multiple(const Poly& p, const Atom& a) {
+template <class = void>
+std::optional<Poly> taken_multiple(const Poly& p, const Atom& a) {
     std::vector<Term> cof;
     std::int64_t cc = 0;
     for (const auto& u : p.terms) {
@@ -86,7 +89,8 @@ inline std::optional<Poly> taken_multiple(const Poly& p, const Atom& a) {
 ///    cofactor of x//d that d divides exactly (k*(x//k) + Mod(x, k) is then x);
 ///  - c*Max(a, b) + c*Min(a, b) == c*(a + b) (for the common part of two
 ///    coefficients of the same sign).
-inline Poly settle(Poly p) {
+template <class>
+Poly settle(Poly p) {
     if (settled_on_sight(p)) return p;  // most sums: no quotient, at most one Max or Min term
     for (int round = 0; round < max_settle_rounds; ++round) {
         const Atom* quotient = nullptr;  // the first x//d with a reducible cofactor

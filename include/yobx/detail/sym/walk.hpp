@@ -48,6 +48,7 @@ Poly rebuild(const Poly& p, Visitor& visitor) {
 
 /// The canonical constructors, for rebuild().
 struct PlainAtoms {
+    template <class = void>
     static Poly make(AtomKind kind, const std::vector<Poly>& args) {
         switch (kind) {
             case AtomKind::floordiv: return floordiv(args[0], args[1]);
@@ -55,6 +56,7 @@ struct PlainAtoms {
             default: return extremum(kind, args);
         }
     }
+    template <class = void>
     Poly atom(AtomKind kind, const std::vector<Poly>& args) { return make(kind, args); }
     std::optional<Poly> term(const Poly&) { return std::nullopt; }
 };

@@ -73,7 +73,8 @@ inline auto ShapeEnv::bound_floordiv(std::int64_t a, std::int64_t k) -> std::int
     return detail::sym::floordiv(a, k);
 }
 
-inline auto ShapeEnv::bound_of(const Poly& p, std::optional<BoolKind> question) const -> ValueRange {
+template <class>
+auto ShapeEnv::bound_of(const Poly& p, std::optional<BoolKind> question) const -> ValueRange {
     // the finer bounds' budget, counted from the outermost call: spent only past it
     thread_local int depth = 0;
     thread_local int finer = 0;
@@ -101,7 +102,8 @@ inline auto ShapeEnv::bound_of(const Poly& p, std::optional<BoolKind> question) 
 /// The term-by-term range of p, with the ranges `given` for the atoms listed there
 /// (by address: the placeholders shifted_bound and relaxed_bound introduce) and
 /// bound_atom's for the others.
-inline auto ShapeEnv::bound_with(const Poly& p, const std::vector<std::pair<const detail::sym::Atom*, ValueRange>>& given) const -> ValueRange {
+template <class>
+auto ShapeEnv::bound_with(const Poly& p, const std::vector<std::pair<const detail::sym::Atom*, ValueRange>>& given) const -> ValueRange {
     ValueRange acc = ValueRange::exactly(p.constant);
     for (const auto& t : p.terms) {
         ValueRange r = ValueRange::exactly(t.coef);
@@ -119,7 +121,8 @@ inline auto ShapeEnv::bound_with(const Poly& p, const std::vector<std::pair<cons
 /// the Max (or Min) of the ranges of c*a_i + r, where r's atoms may meet a_i's
 /// (`Max(3, p) - p - 3` is Max(-p, -3): at most 0 for p >= 0, where Max(3, p) and
 /// -p alone bound nothing). Unknown when p has no such term.
-inline auto ShapeEnv::distributed_bound(const Poly& p) const -> ValueRange {
+template <class>
+auto ShapeEnv::distributed_bound(const Poly& p) const -> ValueRange {
     namespace ds = detail::sym;
     thread_local int depth = 0;
     if (depth >= max_distributed_depth) return ValueRange::unknown();
@@ -159,7 +162,8 @@ inline auto ShapeEnv::distributed_bound(const Poly& p) const -> ValueRange {
 /// lcm of those k, is a sum in which q's atoms meet the other terms' (`x - (6*x)//7`,
 /// the ceiling of x/7, is `(x + r)/7`: at least 1 for x >= 1, where x and -(6*x)//7
 /// alone bound nothing). Unknown when p has no such term or a number overflows.
-inline auto ShapeEnv::relaxed_bound(const Poly& p) const -> ValueRange {
+template <class>
+auto ShapeEnv::relaxed_bound(const Poly& p) const -> ValueRange {
     namespace ds = detail::sym;
     const auto divisor = [&](const ds::Term& t) -> std::int64_t {
         if (t.mono.size() != 1 || t.mono[0].exp != 1) return 0;
@@ -205,7 +209,8 @@ inline auto ShapeEnv::relaxed_bound(const Poly& p) const -> ValueRange {
 }
 
 /// Whether an atom of p is in two terms or has a power: then the term-by-term bound is loose.
-inline auto ShapeEnv::repeats_an_atom(const Poly& p) -> bool {
+template <class>
+auto ShapeEnv::repeats_an_atom(const Poly& p) -> bool {
     for (std::size_t i = 0; i < p.terms.size(); ++i)
         for (const auto& f : p.terms[i].mono)
             if (f.exp > 1 || std::any_of(p.terms.begin() + static_cast<std::ptrdiff_t>(i) + 1, p.terms.end(), [&](const auto& u) {
@@ -220,7 +225,8 @@ inline auto ShapeEnv::repeats_an_atom(const Poly& p) -> bool {
 /// where the one of p is not (s*s - s + 1 is 3 + 3*t + t*t for s == 2 + t >= 2:
 /// at least 3, where s*s and -s alone bound nothing). Unknown when the expansion
 /// overflows or exceeds max_shifted_terms.
-inline auto ShapeEnv::shifted_bound(const Poly& p) const -> ValueRange {
+template <class>
+auto ShapeEnv::shifted_bound(const Poly& p) const -> ValueRange {
     namespace ds = detail::sym;
     std::vector<std::pair<const ds::Atom*, ds::Poly>> subst;  // atom -> its shifted form
     std::vector<std::pair<const ds::Atom*, ValueRange>> fresh;  // fresh atom -> range of y
@@ -267,7 +273,8 @@ inline auto ShapeEnv::shifted_bound(const Poly& p) const -> ValueRange {
     }
 }
 
-inline auto ShapeEnv::bound_atom(const detail::sym::Atom& a) const -> ValueRange {
+template <class>
+auto ShapeEnv::bound_atom(const detail::sym::Atom& a) const -> ValueRange {
     switch (a.kind) {
         case AtomKind::symbol: {
             const SymbolInfo* i = find(a.name);

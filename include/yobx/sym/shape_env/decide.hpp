@@ -11,7 +11,8 @@
 namespace yobx {
 
 /// 1 if d has the same terms as f, -1 if the opposite terms, 0 otherwise.
-inline auto ShapeEnv::same_terms(const Poly& d, const Poly& f) -> int {
+template <class>
+auto ShapeEnv::same_terms(const Poly& d, const Poly& f) -> int {
     if (d.terms.size() != f.terms.size() || d.terms.empty()) return 0;
     int sign = 0;
     for (std::size_t i = 0; i < d.terms.size(); ++i) {
@@ -41,7 +42,8 @@ inline auto ShapeEnv::decide_constant(BoolKind kind, std::int64_t lo, std::int64
     }
 }
 
-inline auto ShapeEnv::decide_relation(BoolKind kind, const Poly& d) const -> std::optional<bool> {
+template <class>
+auto ShapeEnv::decide_relation(BoolKind kind, const Poly& d) const -> std::optional<bool> {
     if (d.is_constant()) return decide_constant(kind, d.constant, d.constant);
     const ValueRange r = bound_of(d, kind);
     if (auto v = decide_constant(kind, r.lower, r.upper)) return v;
@@ -72,7 +74,8 @@ inline auto ShapeEnv::decide_relation(BoolKind kind, const Poly& d) const -> std
     return std::nullopt;
 }
 
-inline auto ShapeEnv::decide(const Cond& c) const -> std::optional<bool> {
+template <class>
+auto ShapeEnv::decide(const Cond& c) const -> std::optional<bool> {
     if (!c.node) return c.value;
     const auto& n = *c.node;
     if (n.kind == BoolKind::and_ || n.kind == BoolKind::or_) {

@@ -56,7 +56,11 @@ struct ValueRange {
         auto end = [](std::int64_t v) {
             return v == neg_inf ? std::string("-oo") : v == inf ? std::string("oo") : std::to_string(v);
         };
-        return "[" + end(lower) + ", " + end(upper) + "]";
+        std::string s = "[";  // appended: g++ 12 -O3 reports a false -Wrestrict on "[" + std::string&&
+        s += end(lower);
+        s += ", ";
+        s += end(upper);
+        return s += "]";
     }
 };
 
@@ -92,6 +96,7 @@ public:
 
     /// The report a person reads: a banner, then each issue with its condition,
     /// the answer taken from the hints, how often it was met and where.
+    template <class = void>
     std::string to_string() const {
         const std::string bar(99, '#');
         std::string s = bar + "\n";
@@ -128,6 +133,7 @@ private:
     friend class ShapeEnv;
 
     /// `a = 3, c = ?`
+    template <class = void>
     static std::string format_hints(const std::vector<std::pair<std::string, std::optional<std::int64_t>>>& hints) {
         std::string s;
         for (const auto& [name, v] : hints) s += (s.empty() ? "" : ", ") + name + " = " + (v ? std::to_string(*v) : "?");
@@ -163,6 +169,7 @@ public:
 
     /// A new symbol with its hint (nullopt: unknown, as for data-dependent sizes) and range.
     /// Errors: a name already used, an empty range, a hint outside the range.
+    template <class = void>
     SymInt create_symbol(std::string_view name, std::optional<std::int64_t> hint, ValueRange range = ValueRange::size()) {
         SymInt s = SymInt::symbol(name);
         if (symbols_.find(name) != symbols_.end())
@@ -177,6 +184,7 @@ public:
 
     /// A symbol with a new unique name `<prefix><n>`, n counted per prefix (ONNX's
     /// symbol generation for unknown results; yobx uses `u` for data-dependent sizes).
+    template <class = void>
     SymInt fresh_symbol(std::string_view prefix = "s", std::optional<std::int64_t> hint = std::nullopt,
                         ValueRange range = ValueRange::size()) {
         for (;;) {
@@ -187,13 +195,17 @@ public:
         }
     }
 
+    template <class = void>
     bool has_symbol(std::string_view name) const { return symbols_.find(name) != symbols_.end(); }
     /// The hint of a symbol created here (nullopt if it has none); value_error for an unknown name.
+    template <class = void>
     std::optional<std::int64_t> hint(std::string_view name) const { return info(name).hint; }
     /// The current range of a symbol, narrowed by checks.
+    template <class = void>
     ValueRange range(std::string_view name) const { return info(name).range; }
 
     /// The replacements learnt from equality checks: symbol -> expression.
+    template <class = void>
     std::map<std::string, SymInt, std::less<>> replacements() const {
         std::map<std::string, SymInt, std::less<>> out;
         for (const auto& [k, v] : replacements_) out.emplace(k, SymInt(v));
@@ -206,16 +218,19 @@ public:
 
     /// The expression with replacements applied and what ranges and constraints
     /// simplify: `Max(s0, 1)` is `s0` when s0 >= 1; `Mod(s0, 8)` is 0 after `check(Eq(Mod(s0, 8), 0))`.
+    template <class = void>
     SymInt simplify(const SymInt& e) const {
         if (e.is_constant()) return e;
         return SymInt::guarded([&] { return e.with_poly([&](const Poly& p) { return SymInt(simplified(p)); }); }, [&] { return "simplify " + e.to_string(); });
     }
+    template <class = void>
     SymBool simplify(const SymBool& c) const {
         if (c.is_constant()) return c;
         return SymInt::guarded([&] { return SymBool(simplified(c.cond())); }, [&] { return "simplify " + c.to_string(); });
     }
 
     /// The range of an expression, propagated through every operator (after simplify).
+    template <class = void>
     ValueRange bound(const SymInt& e) const {
         const SymInt s = simplify(e);
         if (auto v = s.maybe_constant()) return ValueRange::exactly(*v);
@@ -223,6 +238,7 @@ public:
     }
 
     /// The value of the expression for the hints; nullopt if a symbol has no hint.
+    template <class = void>
     std::optional<std::int64_t> size_hint(const SymInt& e) const {
         const SymInt s = simplify(e);
         if (auto v = s.maybe_constant()) return v;
@@ -232,10 +248,13 @@ public:
     }
 
     /// True only if ranges, replacements and constraints prove the condition. Never throws for undecidable input.
+    template <class = void>
     bool statically_known_true(const SymBool& cond) const { return decide(simplify(cond).cond()) == std::optional<bool>(true); }
     /// The proven answer, or false when it cannot be proven either way.
+    template <class = void>
     bool guard_or_false(const SymBool& cond) const { return decide(simplify(cond).cond()).value_or(false); }
     /// The proven answer, or true when it cannot be proven either way.
+    template <class = void>
     bool guard_or_true(const SymBool& cond) const { return decide(simplify(cond).cond()).value_or(true); }
 
     /// torch._check: records the condition as a constraint used by later decisions
@@ -243,6 +262,7 @@ public:
     /// is kept as divisibility) and as a runtime assert. A condition that is provably
     /// false, or false for the hints, throws runtime_error with the message, and the
     /// ShapeEnv is left as it was.
+    template <class = void>
     void check(const SymBool& cond, std::string_view message = {}, source_location where = source_location::current()) {
         const SymBool s = simplify(cond);
         const detail::sym::Cond c = s.cond();
@@ -274,6 +294,7 @@ public:
     /// gives 6, valid only if `N == 1 or N == 6`): recorded like check(); a draft
     /// ShapeEnv also lists it in its report as an assumption. Nothing is
     /// recorded when the ShapeEnv proves it.
+    template <class = void>
     void assume_requirement(const SymBool& cond, std::string_view message, source_location where = source_location::current()) {
         if (statically_known_true(cond)) return;
         const SymBool s = simplify(cond);
@@ -287,6 +308,7 @@ public:
     /// Decides the condition. Proven: the answer. Otherwise a strict ShapeEnv throws
     /// GuardOnDataDependentSymNode (the condition, the symbols' hints and `where`); a
     /// draft ShapeEnv answers from the hints, records a runtime assert and a DraftReport issue.
+    template <class = void>
     bool evaluate(const SymBool& cond, source_location where = source_location::current()) {
         const SymBool s = simplify(cond);
         if (auto known = decide(s.cond())) return *known;
@@ -295,6 +317,7 @@ public:
 
     /// torch's guard_int: the value of an expression; an expression ranges do not pin down
     /// is handled like evaluate(Eq(e, hint)).
+    template <class = void>
     std::int64_t guard_int(const SymInt& e, source_location where = source_location::current()) {
         const SymInt s = simplify(e);
         if (auto v = s.maybe_constant()) return *v;
@@ -328,6 +351,7 @@ private:
         return it == symbols_.end() ? nullptr : &it->second;
     }
 
+    template <class = void>
     bool all_hinted(const std::vector<std::string>& names) const {
         for (const auto& n : names) {
             const SymbolInfo* i = find(n);
@@ -335,12 +359,14 @@ private:
         }
         return true;
     }
+    template <class = void>
     SymbolValues hint_values(const std::vector<std::string>& names) const {
         SymbolValues v;
         for (const auto& n : names) v.emplace(n, *find(n)->hint);
         return v;
     }
     /// Each symbol with its hint (nullopt: none, or not a symbol of this env).
+    template <class = void>
     std::vector<std::pair<std::string, std::optional<std::int64_t>>> hints_of(const std::vector<std::string>& names) const {
         std::vector<std::pair<std::string, std::optional<std::int64_t>>> out;
         for (const auto& n : names) {
@@ -349,8 +375,10 @@ private:
         }
         return out;
     }
+    template <class = void>
     std::string describe_hints(const std::vector<std::string>& names) const { return DraftReport::format_hints(hints_of(names)); }
 
+    template <class = void>
     GuardOnDataDependentSymNode undecided(const std::string& text, const std::vector<std::string>& names,
                                           source_location where) const {
         std::string msg = "Could not guard on data-dependent expression " + text + " (hints: " + describe_hints(names) + ") at " +
@@ -364,6 +392,7 @@ private:
     }
 
     /// A report issue met once more: counted, and `where` added unless already listed.
+    template <class = void>
     static void met_again(DraftIssue& issue, source_location where) {
         ++issue.count;
         const bool seen = std::any_of(issue.locations.begin(), issue.locations.end(), [&](const source_location& l) {
@@ -373,6 +402,7 @@ private:
     }
 
     /// Strict: throw. Draft: the hints' answer, recorded (once per condition, counted each time).
+    template <class = void>
     bool assume(const SymBool& s, source_location where) {
         // a negation that does not fit in int64 is no recorded condition
         std::optional<SymBool> negated;
@@ -401,22 +431,32 @@ private:
     struct Simplifier {
         const ShapeEnv& env;
         bool atoms_only = false;  // replacements applied already
+        template <class = void>
         std::optional<Poly> symbol(const detail::sym::AtomPtr& a) {
             if (atoms_only) return std::nullopt;
             const auto it = env.replacements_.find(a->name);
             if (it == env.replacements_.end()) return std::nullopt;
             return it->second;
         }
+        template <class = void>
         Poly atom(AtomKind kind, const std::vector<Poly>& args) { return env.simplify_atom(kind, args); }
+        template <class = void>
         std::optional<Poly> term(const Poly& t) { return env.simplify_term(t); }
     };
     // simplify.hpp
+    template <class = void>
     Poly simplified(const Poly& p) const;
+    template <class = void>
     Cond simplified(const Cond& c) const;
+    template <class = void>
     Poly simplify_atom(AtomKind kind, const std::vector<Poly>& args) const;
+    template <class = void>
     std::optional<std::int64_t> quotient_in_range(const Poly& num, const Poly& den) const;
+    template <class = void>
     std::optional<Poly> simplify_term(const Poly& t) const;
+    template <class = void>
     std::int64_t term_divisor(const Poly& p) const;
+    template <class = void>
     bool divisible(const Poly& p, std::int64_t k) const;
     // bounds.hpp
     static std::int64_t sat(bool positive);
@@ -430,7 +470,9 @@ private:
     static std::int64_t bound_floordiv(std::int64_t a, std::int64_t k);
     /// p's range; for a `question` (the relation p <= 0, p == 0 or p != 0), the finer
     /// bounds stop once the range answers it (a narrower range gives the same answer).
+    template <class = void>
     ValueRange bound_of(const Poly& p, std::optional<BoolKind> question = std::nullopt) const;
+    template <class = void>
     ValueRange bound_with(const Poly& p, const std::vector<std::pair<const detail::sym::Atom*, ValueRange>>& given) const;
     /// The deepest nesting of distributed_bound() (each level may branch on the
     /// arguments of one Max or Min).
@@ -440,24 +482,38 @@ private:
     /// multiply (a fuzzed graph's Slice took minutes on one bound). Past it the
     /// term-by-term bound stands: wider, still sound.
     static constexpr int max_finer_bounds = 512;
+    template <class = void>
     ValueRange distributed_bound(const Poly& p) const;
+    template <class = void>
     ValueRange relaxed_bound(const Poly& p) const;
+    template <class = void>
     static bool repeats_an_atom(const Poly& p);
     /// The most terms shifted_bound() expands a polynomial into.
     static constexpr std::size_t max_shifted_terms = 64;
+    template <class = void>
     ValueRange shifted_bound(const Poly& p) const;
+    template <class = void>
     ValueRange bound_atom(const detail::sym::Atom& a) const;
     // decide.hpp
+    template <class = void>
     static int same_terms(const Poly& d, const Poly& f);
     static std::optional<bool> decide_constant(BoolKind kind, std::int64_t lo, std::int64_t hi);
+    template <class = void>
     std::optional<bool> decide_relation(BoolKind kind, const Poly& d) const;
+    template <class = void>
     std::optional<bool> decide(const Cond& c) const;
     // facts.hpp
+    template <class = void>
     void narrow(const std::string& name, ValueRange r);
+    template <class = void>
     const detail::sym::Atom* term_symbol(const Poly& p, std::int64_t& coef) const;
+    template <class = void>
     void add_fact(const Cond& c);
+    template <class = void>
     bool narrow_quotient(const Poly& d);
+    template <class = void>
     bool try_replacement(const Poly& d);
+    template <class = void>
     bool try_divisibility(const Poly& d);
 
     ShapeEnvMode mode_;

@@ -10,7 +10,8 @@
 
 namespace yobx {
 
-inline auto ShapeEnv::narrow(const std::string& name, ValueRange r) -> void {
+template <class>
+auto ShapeEnv::narrow(const std::string& name, ValueRange r) -> void {
     SymbolInfo& i = symbols_.at(name);
     ValueRange n{std::max(i.range.lower, r.lower), std::min(i.range.upper, r.upper)};
     const std::int64_t k = i.divisor;
@@ -25,12 +26,14 @@ inline auto ShapeEnv::narrow(const std::string& name, ValueRange r) -> void {
 }
 
 /// The symbol of this env if p is `coef*symbol + constant`, with coef.
-inline auto ShapeEnv::term_symbol(const Poly& p, std::int64_t& coef) const -> const detail::sym::Atom* {
+template <class>
+auto ShapeEnv::term_symbol(const Poly& p, std::int64_t& coef) const -> const detail::sym::Atom* {
     const detail::sym::Atom* a = detail::sym::term_atom(p, coef);
     return a != nullptr && a->kind == AtomKind::symbol && find(a->name) != nullptr ? a : nullptr;
 }
 
-inline auto ShapeEnv::add_fact(const Cond& c) -> void {
+template <class>
+auto ShapeEnv::add_fact(const Cond& c) -> void {
     if (!c.node) return;
     const auto& n = *c.node;
     switch (n.kind) {
@@ -78,7 +81,8 @@ inline auto ShapeEnv::add_fact(const Cond& c) -> void {
 /// `a*((s + c1)//k) + c0 <= 0` with k >= 1 a constant bounds s: `(s + c1)//k >= q` is
 /// `s >= q*k - c1`, `(s + c1)//k <= q` is `s <= q*k + k - 1 - c1` (a convolution's
 /// output `height//4 >= 1` is `height >= 4`). False when d is not of that form.
-inline auto ShapeEnv::narrow_quotient(const Poly& d) -> bool {
+template <class>
+auto ShapeEnv::narrow_quotient(const Poly& d) -> bool {
     namespace ds = detail::sym;
     std::int64_t a = 0;
     const ds::Atom* f = ds::term_atom(d, a);
@@ -103,7 +107,8 @@ inline auto ShapeEnv::narrow_quotient(const Poly& d) -> bool {
 
 /// `s == expr` with s not in expr: s is replaced by expr from now on (the
 /// greatest such symbol, so that s1 becomes s0 and not the reverse).
-inline auto ShapeEnv::try_replacement(const Poly& d) -> bool {
+template <class>
+auto ShapeEnv::try_replacement(const Poly& d) -> bool {
     const detail::sym::Atom* best = nullptr;
     std::int64_t best_coef = 0;
     for (const auto& t : d.terms) {
@@ -147,7 +152,8 @@ inline auto ShapeEnv::try_replacement(const Poly& d) -> bool {
 }
 
 /// `Eq(Mod(s, k), 0)`: s is a multiple of k.
-inline auto ShapeEnv::try_divisibility(const Poly& d) -> bool {
+template <class>
+auto ShapeEnv::try_divisibility(const Poly& d) -> bool {
     std::int64_t c = 0;
     const detail::sym::Atom* m = detail::sym::lone_atom(d, c);
     if (m == nullptr || m->kind != AtomKind::mod || !m->args[1].is_constant()) return false;

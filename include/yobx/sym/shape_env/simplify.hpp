@@ -14,12 +14,14 @@
 
 namespace yobx {
 
-inline auto ShapeEnv::simplified(const Poly& p) const -> Poly {
+template <class>
+auto ShapeEnv::simplified(const Poly& p) const -> Poly {
     Simplifier s{*this, false};
     return detail::sym::rebuild(p, s);
 }
 
-inline auto ShapeEnv::simplified(const Cond& c) const -> Cond {
+template <class>
+auto ShapeEnv::simplified(const Cond& c) const -> Cond {
     if (!c.node) return c;
     const auto& n = *c.node;
     switch (n.kind) {
@@ -33,7 +35,8 @@ inline auto ShapeEnv::simplified(const Cond& c) const -> Cond {
     }
 }
 
-inline auto ShapeEnv::simplify_atom(AtomKind kind, const std::vector<Poly>& args) const -> Poly {
+template <class>
+auto ShapeEnv::simplify_atom(AtomKind kind, const std::vector<Poly>& args) const -> Poly {
     Poly p = detail::sym::PlainAtoms::make(kind, args);
     std::int64_t k = 1;
     const detail::sym::Atom* a = detail::sym::lone_atom(p, k);
@@ -99,7 +102,8 @@ inline auto ShapeEnv::simplify_atom(AtomKind kind, const std::vector<Poly>& args
 
 /// The q with q*den <= num < (q + 1)*den, when the ranges prove it for den >= 1:
 /// from num's range for a constant den, else q in {0, -1, 1}.
-inline auto ShapeEnv::quotient_in_range(const Poly& num, const Poly& den) const -> std::optional<std::int64_t> {
+template <class>
+auto ShapeEnv::quotient_in_range(const Poly& num, const Poly& den) const -> std::optional<std::int64_t> {
     namespace ds = detail::sym;
     const ValueRange d = bound_of(den);
     if (d.lower < 1) return std::nullopt;
@@ -122,7 +126,8 @@ inline auto ShapeEnv::quotient_in_range(const Poly& num, const Poly& den) const 
 }
 
 /// c*(p//k) is (c/k)*p when k divides both c and p.
-inline auto ShapeEnv::simplify_term(const Poly& t) const -> std::optional<Poly> {
+template <class>
+auto ShapeEnv::simplify_term(const Poly& t) const -> std::optional<Poly> {
     std::int64_t c = 1;
     const detail::sym::Atom* a = detail::sym::lone_atom(t, c);
     if (a == nullptr || a->kind != AtomKind::floordiv || !a->args[1].is_constant()) return std::nullopt;
@@ -132,7 +137,8 @@ inline auto ShapeEnv::simplify_term(const Poly& t) const -> std::optional<Poly> 
 }
 
 /// gcd of what each term is known to be a multiple of (coefficient times symbol divisors); 0 if no terms.
-inline auto ShapeEnv::term_divisor(const Poly& p) const -> std::int64_t {
+template <class>
+auto ShapeEnv::term_divisor(const Poly& p) const -> std::int64_t {
     std::int64_t g = 0;
     for (const auto& t : p.terms) {
         std::int64_t m = t.coef;
@@ -148,7 +154,8 @@ inline auto ShapeEnv::term_divisor(const Poly& p) const -> std::int64_t {
     return g;
 }
 
-inline auto ShapeEnv::divisible(const Poly& p, std::int64_t k) const -> bool {
+template <class>
+auto ShapeEnv::divisible(const Poly& p, std::int64_t k) const -> bool {
     if (k == 0) return false;
     const std::int64_t g = detail::sym::gcd(term_divisor(p), p.constant);
     return g % k == 0;
