@@ -97,7 +97,7 @@ TEST_CASE("find_source finds a wrapped function from its address, and nothing fo
     CHECK(yobx::find_source(&double_it)->name == "double_it");
     CHECK(yobx::find_source(&triple_it)->name == "triple_it");
     CHECK_FALSE(yobx::find_source(&halve_it));
-    CHECK(yobx::find_source(&yobx::shape::default_broadcast_shapes)->name == "default_broadcast_shapes");
+    CHECK(yobx::find_source(&yobx::shape::default_broadcast_shapes<>)->name == "default_broadcast_shapes");
 }
 
 TEST_CASE("the layout puts one statement per line and keeps initializers, for headers and literals whole") {
@@ -676,6 +676,16 @@ TEST_CASE("with the shipped patches, the broadcast-add model infers [Max(a, c), 
         "Could not guard on data-dependent expression Eq(a, c)"));
 }
 
+TEST_CASE("a patch of a hook table entry finds the sources of the default rule and of the patch") {
+    // the entry is a ShapeHook, empty for the default: source_of_value asks it which function it calls
+    const PatchInfo p = PatchInfo::make(&yobx::patches::patched_infer_size<>, yobx::shape_hooks.infer_size,
+                                        {.original = "default_infer_size", .family = "user"});
+    REQUIRE(p.original_source().has_value());
+    CHECK(p.original_source()->name == "default_infer_size");
+    REQUIRE(p.patch_source().has_value());
+    CHECK(p.patch_source()->name == "patched_infer_size");
+}
+
 TEST_CASE("apply_patches_for_model applies the user's patches after the shipped ones and prints them when verbose") {
     scale = &double_it;
     PatchInfo user = PatchInfo::make(&triple_it, scale, {.original = "double_it", .family = "user"});
@@ -708,11 +718,11 @@ TEST_CASE("the shipped patches' diffs show the guard replaced by sym_max") {
           "--- original\n"
           "+++ rewritten\n"
           "@@ -1,4 +1,4 @@\n"
-          "-inline Shape default_infer_size(ShapeEnv& env, const Shape& a, const Shape& b, BroadcastPolicy policy, "
+          "-template <class = void> Shape default_infer_size(ShapeEnv& env, const Shape& a, const Shape& b, BroadcastPolicy policy, "
           "std::string_view op, source_location where) {\n"
           "-    const std::array<Shape, 2> shapes{a, b};\n"
           "-    return default_broadcast_shapes(env, shapes, policy, op, where);\n"
-          "+inline Shape patched_infer_size(ShapeEnv& env, const Shape& a, const Shape& b, BroadcastPolicy policy, "
+          "+template <class = void> Shape patched_infer_size(ShapeEnv& env, const Shape& a, const Shape& b, BroadcastPolicy policy, "
           "std::string_view op, source_location where) {\n"
           "+    if (policy == BroadcastPolicy::strict) policy = BroadcastPolicy::sym_max;\n"
           "+    return shape::default_infer_size(env, a, b, policy, op, where);\n"

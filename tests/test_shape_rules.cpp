@@ -34,11 +34,11 @@ struct Dims {
 std::string str(const Shape& s) { return format_shape(s); }
 
 // Restores a hook entry at scope exit (the patch layer's job, in miniature).
-template <class Fn>
+template <class Entry>
 struct HookSwap {
-    Fn& entry;
-    Fn old;
-    HookSwap(Fn& e, Fn replacement) : entry(e), old(std::exchange(e, replacement)) {}
+    Entry& entry;
+    Entry old;
+    HookSwap(Entry& e, typename Entry::pointer replacement) : entry(e), old(std::exchange(e, replacement)) {}
     ~HookSwap() { entry = old; }
 };
 
@@ -211,8 +211,11 @@ TEST_CASE("the broadcast_shapes and infer_size hooks are single assignments that
     Dims d;
     const BroadcastShapesFn default_broadcast = shape_hooks.broadcast_shapes;
     const InferSizeFn default_infer = shape_hooks.infer_size;
-    CHECK((default_broadcast == &shape::default_broadcast_shapes));
-    CHECK((default_infer == &shape::default_infer_size));
+    CHECK((default_broadcast == &shape::default_broadcast_shapes<>));
+    CHECK((default_infer == &shape::default_infer_size<>));
+    // an entry compares with the default's name as a pointer did; a null entry is the default
+    CHECK((shape_hooks.broadcast_shapes == &shape::default_broadcast_shapes));
+    CHECK((ShapeHooks{}.infer_size == shape_hooks.infer_size));
     {
         HookSwap swap(shape_hooks.broadcast_shapes, &first_shape);
         CHECK(str(shape::broadcast(d.env, {{d.a, 1}, {d.c, d.b}})) == "[a, 1]");

@@ -38,11 +38,14 @@ struct std_function_pointer<std::function<R(A...)>> {
 };
 
 /// The source registered for what `value` calls, when it is a function
-/// pointer or a std::function holding one.
+/// pointer, an entry of the shape hook table (a ShapeHook: its `get()`) or a
+/// std::function holding a pointer.
 template <class T>
 std::optional<SourceText> source_of_value(const T& value) {
     if constexpr (std::is_pointer_v<T> && std::is_function_v<std::remove_pointer_t<T>>) {
         if (value != nullptr) return find_source(value);
+    } else if constexpr (requires { { value.get() } -> std::same_as<typename T::pointer>; }) {
+        if (const auto p = value.get(); p != nullptr) return find_source(p);
     } else if constexpr (requires { typename std_function_pointer<T>::type; }) {
         using Pointer = typename std_function_pointer<T>::type;
         if (const Pointer* p = value.template target<Pointer>(); p != nullptr && *p != nullptr) return find_source(*p);

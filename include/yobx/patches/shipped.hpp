@@ -27,8 +27,9 @@ namespace patches {
 /// sym_max one, so two unrelated dimensions broadcast to Max(a, c) instead of
 /// asking the ShapeEnv for a guard it cannot decide.
 YOBX_DETAIL_PATCH_SOURCE_DEFERRED(patched_broadcast_shapes,
-inline Shape patched_broadcast_shapes(ShapeEnv& env, std::span<const Shape> shapes, BroadcastPolicy policy,
-                                      std::string_view op, source_location where) {
+template <class = void>
+Shape patched_broadcast_shapes(ShapeEnv& env, std::span<const Shape> shapes, BroadcastPolicy policy,
+                               std::string_view op, source_location where) {
     if (policy == BroadcastPolicy::strict) policy = BroadcastPolicy::sym_max;
     return shape::default_broadcast_shapes(env, shapes, policy, op, where);
 }) YOBX_PATCH_SOURCE_END
@@ -36,8 +37,9 @@ inline Shape patched_broadcast_shapes(ShapeEnv& env, std::span<const Shape> shap
 /// The `infer_size` hook of the patches (Expand, MatMul's batch dimensions):
 /// the same change as patched_broadcast_shapes, for two shapes.
 YOBX_DETAIL_PATCH_SOURCE_DEFERRED(patched_infer_size,
-inline Shape patched_infer_size(ShapeEnv& env, const Shape& a, const Shape& b, BroadcastPolicy policy, std::string_view op,
-                                source_location where) {
+template <class = void>
+Shape patched_infer_size(ShapeEnv& env, const Shape& a, const Shape& b, BroadcastPolicy policy, std::string_view op,
+                         source_location where) {
     if (policy == BroadcastPolicy::strict) policy = BroadcastPolicy::sym_max;
     return shape::default_infer_size(env, a, b, policy, op, where);
 }) YOBX_PATCH_SOURCE_END
@@ -46,30 +48,34 @@ inline Shape patched_infer_size(ShapeEnv& env, const Shape& a, const Shape& b, B
 
 /// The sources of the default shape hooks and of the shipped patches, registered on
 /// the first find_source of a pointer of their type (found by argument-dependent
-/// lookup: see register_deferred_sources in patch_source.hpp).
-inline void register_deferred_sources(BroadcastShapesFn) {
-    static const bool once = detail::SourceRegistry::instance().add(&shape::default_broadcast_shapes,
+/// lookup: see register_deferred_sources in patch_source.hpp). Templates, as the
+/// rules are: a file that includes this header and uses nothing compiles none of them.
+template <class T = void>
+void register_deferred_sources(BroadcastShapesFn) {
+    static const bool once = detail::SourceRegistry::instance().add(&shape::default_broadcast_shapes<T>,
                                                                     &shape::default_broadcast_shapes_source) &&
-                             detail::SourceRegistry::instance().add(&patches::patched_broadcast_shapes,
+                             detail::SourceRegistry::instance().add(&patches::patched_broadcast_shapes<T>,
                                                                     &patches::patched_broadcast_shapes_source);
     (void)once;
 }
-inline void register_deferred_sources(InferSizeFn) {
+template <class T = void>
+void register_deferred_sources(InferSizeFn) {
     static const bool once =
-        detail::SourceRegistry::instance().add(&shape::default_infer_size, &shape::default_infer_size_source) &&
-        detail::SourceRegistry::instance().add(&patches::patched_infer_size, &patches::patched_infer_size_source);
+        detail::SourceRegistry::instance().add(&shape::default_infer_size<T>, &shape::default_infer_size_source) &&
+        detail::SourceRegistry::instance().add(&patches::patched_infer_size<T>, &patches::patched_infer_size_source);
     (void)once;
 }
 
 /// The patches yobx ships, family "yobx": patched_broadcast_shapes and
 /// patched_infer_size on `shape_hooks`. Each call returns new patches; their
 /// diffs are against the default rules.
-inline PatchDetails shipped_patches() {
-    PatchInfo broadcast = PatchInfo::make(&patches::patched_broadcast_shapes, shape_hooks.broadcast_shapes,
+template <class T = void>
+PatchDetails shipped_patches() {
+    PatchInfo broadcast = PatchInfo::make(&patches::patched_broadcast_shapes<T>, shape_hooks.broadcast_shapes,
                                           {.original = "default_broadcast_shapes", .family = "yobx"});
     broadcast.set_original_source(shape::default_broadcast_shapes_source());
     PatchInfo infer_size =
-        PatchInfo::make(&patches::patched_infer_size, shape_hooks.infer_size, {.original = "default_infer_size", .family = "yobx"});
+        PatchInfo::make(&patches::patched_infer_size<T>, shape_hooks.infer_size, {.original = "default_infer_size", .family = "yobx"});
     infer_size.set_original_source(shape::default_infer_size_source());
     return {broadcast, infer_size};
 }
@@ -92,7 +98,8 @@ struct PatchOptions {
 ///       auto guard = yobx::apply_patches_for_model({.verbose = true});
 ///       si.add(x, y);  // [Max(a, c), b]
 ///   }
-[[nodiscard]] inline PatchGuard apply_patches_for_model(const PatchOptions& options = {}) {
+template <class = void>
+[[nodiscard]] PatchGuard apply_patches_for_model(const PatchOptions& options = {}) {
     PatchDetails all;
     if (options.patch_yobx) all.extend(shipped_patches());
     all.extend(options.patches);

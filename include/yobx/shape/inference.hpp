@@ -33,7 +33,8 @@ namespace shape::detail {
 /// ONNX's Slice of a range of n elements: the indices taken, in order. A negative
 /// index counts from the end; then a positive step clamps start and end to [0, n],
 /// a negative step clamps the start to [0, n - 1] and the end to [-1, n - 1].
-inline std::vector<std::int64_t> slice_indices(std::int64_t n, std::int64_t start, std::int64_t end, std::int64_t step) {
+template <class = void>
+std::vector<std::int64_t> slice_indices(std::int64_t n, std::int64_t start, std::int64_t end, std::int64_t step) {
     // Min(Max(v, lo), hi): an empty range clamps a backward start to -1, nothing taken
     const auto norm = [&](std::int64_t v, std::int64_t lo, std::int64_t hi) { return std::min(std::max(v < 0 ? v + n : v, lo), hi); };
     std::vector<std::int64_t> out;
@@ -74,27 +75,34 @@ public:
 
     /// Elementwise Add, Sub, Mul with broadcasting; the inputs' dtypes must match.
     /// Values of shape tensors are computed: [a, b] + [1, 1] has values [a + 1, b + 1].
+    template <class = void>
     SymTensor add(const SymTensor& a, const SymTensor& b, source_location where = source_location::current()) {
         return binary("Add", a, b, where, [](const SymInt& x, const SymInt& y) { return x + y; });
     }
+    template <class = void>
     SymTensor sub(const SymTensor& a, const SymTensor& b, source_location where = source_location::current()) {
         return binary("Sub", a, b, where, [](const SymInt& x, const SymInt& y) { return x - y; });
     }
+    template <class = void>
     SymTensor mul(const SymTensor& a, const SymTensor& b, source_location where = source_location::current()) {
         return binary("Mul", a, b, where, [](const SymInt& x, const SymInt& y) { return x * y; });
     }
     /// Integer division truncates toward zero, as ONNX Runtime does. A symbolic
     /// quotient is `x//y` when x >= 0 and y > 0 are proven, else a fresh symbol.
+    template <class = void>
     SymTensor div(const SymTensor& a, const SymTensor& b, source_location where = source_location::current()) {
         return binary("Div", a, b, where, [&](const SymInt& x, const SymInt& y) { return divide(x, y, a, b); });
     }
 
     /// Any elementwise unary operator (Relu, Neg, Exp...): same shape and dtype; values are not propagated.
+    template <class = void>
     SymTensor unary(const SymTensor& x) const { return SymTensor(x.shape(), x.dtype()); }
     /// Identity: the same tensor, values included.
+    template <class = void>
     SymTensor identity(const SymTensor& x) const { return x; }
 
     /// Cast to `to`. Values survive a cast to an integer type that holds them.
+    template <class = void>
     SymTensor cast(const SymTensor& x, DType to) const {
         if (!x.values() || !is_integer(to)) return SymTensor(x.shape(), to);
         if (to == DType::int32)
@@ -106,6 +114,7 @@ public:
     }
 
     /// Concat along `axis`; values are concatenated when every input has them.
+    template <class = void>
     SymTensor concat(std::span<const SymTensor> inputs, std::int64_t axis, source_location where = source_location::current()) {
         std::vector<Shape> shapes;
         std::vector<const SymTensor*> tensors;
@@ -123,12 +132,14 @@ public:
         }
         return SymTensor(std::move(out), dtype, std::move(values));
     }
+    template <class = void>
     SymTensor concat(std::initializer_list<SymTensor> inputs, std::int64_t axis, source_location where = source_location::current()) {
         return concat(std::span<const SymTensor>(inputs.begin(), inputs.size()), axis, where);
     }
 
     /// Gather along `axis`. Constant indices are checked against a constant
     /// dimension; the values of a 1-D shape tensor are gathered.
+    template <class = void>
     SymTensor gather(const SymTensor& data, const SymTensor& indices, std::int64_t axis = 0) const {
         require_integer("Gather", "indices", indices);
         Shape out = shape::gather(data.shape(), indices.shape(), axis);
@@ -156,6 +167,7 @@ public:
     /// Reshape to the values of `target` (a 1-D integer tensor of constant length).
     /// Unknown values give a fresh symbol per output dimension, except for a
     /// 1-D result, which holds every element of x whatever the values.
+    template <class = void>
     SymTensor reshape(const SymTensor& x, const SymTensor& target, bool allowzero = false,
                       source_location where = source_location::current()) {
         const std::int64_t n = shape_input_length("Reshape", "shape", target);
@@ -172,6 +184,7 @@ public:
     /// Slice with `starts` and `ends` given as 1-D integer tensors (their values,
     /// possibly symbolic), constant `axes` and `steps`. Unknown starts or ends give
     /// a fresh symbol for each sliced dimension.
+    template <class = void>
     SymTensor slice(const SymTensor& x, const SymTensor& starts, const SymTensor& ends,
                     std::optional<std::vector<std::int64_t>> axes = std::nullopt,
                     std::optional<std::vector<std::int64_t>> steps = std::nullopt,
@@ -200,20 +213,24 @@ public:
     }
 
     /// Squeeze `axes` (or every dimension equal to 1); values are kept.
+    template <class = void>
     SymTensor squeeze(const SymTensor& x, std::optional<std::vector<std::int64_t>> axes = std::nullopt,
                       source_location where = source_location::current()) {
         return with_values_if_small(shape::squeeze(*env_, x.shape(), std::move(axes), where), x);
     }
     /// Unsqueeze at `axes`; values are kept while the rank is at most 1.
+    template <class = void>
     SymTensor unsqueeze(const SymTensor& x, const std::vector<std::int64_t>& axes) const {
         return with_values_if_small(shape::unsqueeze(x.shape(), axes), x);
     }
     /// Transpose by `perm` (default: reversed).
+    template <class = void>
     SymTensor transpose(const SymTensor& x, std::optional<std::vector<std::int64_t>> perm = std::nullopt) const {
         return with_values_if_small(shape::transpose(x.shape(), std::move(perm)), x);
     }
 
     /// MatMul; the dtypes must match.
+    template <class = void>
     SymTensor matmul(const SymTensor& a, const SymTensor& b, source_location where = source_location::current()) {
         same_dtype("MatMul", a, b);
         return SymTensor(shape::matmul(*env_, a.shape(), b.shape(), policy_, where), a.dtype());
@@ -222,6 +239,7 @@ public:
     /// Expand to the values of `target`; unknown values give fresh symbols for
     /// the dimensions they decide (the rank is max(rank of x, length of target)).
     /// Values are expanded up to SymTensor::max_values elements.
+    template <class = void>
     SymTensor expand(const SymTensor& x, const SymTensor& target, source_location where = source_location::current()) {
         const std::int64_t n = shape_input_length("Expand", "shape", target);
         if (!target.values()) {
@@ -240,12 +258,15 @@ public:
     }
 
     /// Shape(start, end): a 1-D int64 tensor whose values are x's dimensions.
+    template <class = void>
     SymTensor shape(const SymTensor& x, std::int64_t start = 0, std::int64_t end = std::numeric_limits<std::int64_t>::max()) const {
         return SymTensor::from_values(shape::shape_values(x.shape(), start, end));
     }
     /// Size: a 0-D int64 tensor whose value is the number of elements.
+    template <class = void>
     SymTensor size(const SymTensor& x) const { return SymTensor::scalar(env_->simplify(shape::numel(x.shape()))); }
     /// NonZero: int64 indices of shape [rank, u] with u a fresh symbol.
+    template <class = void>
     SymTensor nonzero(const SymTensor& x) { return SymTensor(shape::nonzero(*env_, x.shape()), DType::int64); }
 
 private:
@@ -253,6 +274,7 @@ private:
     BroadcastPolicy policy_;
 
     /// Every input has the first one's dtype, else a type_error naming the op, the two dtypes and every shape.
+    template <class = void>
     static void same_dtype(std::string_view op, std::span<const SymTensor* const> inputs) {
         for (const SymTensor* t : inputs) {
             if (t->dtype() == inputs[0]->dtype()) continue;
@@ -262,17 +284,20 @@ private:
                              " and " + std::string(to_string(t->dtype())) + " (shapes " + format_shapes(shapes) + ")");
         }
     }
+    template <class = void>
     static void same_dtype(std::string_view op, const SymTensor& a, const SymTensor& b) {
         const SymTensor* both[] = {&a, &b};
         same_dtype(op, both);
     }
 
+    template <class = void>
     static void require_integer(std::string_view op, std::string_view what, const SymTensor& t) {
         if (!is_integer(t.dtype()))
             throw type_error(std::string(op) + ": " + std::string(what) + " must be an integer tensor, got " + t.to_string());
     }
 
     /// The length of a 1-D integer input that holds a shape or indices.
+    template <class = void>
     static std::int64_t shape_input_length(std::string_view op, std::string_view what, const SymTensor& t) {
         require_integer(op, what, t);
         if (t.rank() != 1)
@@ -286,6 +311,7 @@ private:
 
     /// out with x's values when x has them and out is still a shape tensor
     /// whose length is proven (a rule that made the length a symbol drops them).
+    template <class = void>
     static SymTensor with_values_if_small(Shape out, const SymTensor& x) {
         if (!x.values() || out.size() > 1 || (out.size() == 1 && !out[0].maybe_constant()))
             return SymTensor(std::move(out), x.dtype());
@@ -307,6 +333,7 @@ private:
         return SymTensor(std::move(out), a.dtype(), std::move(values));
     }
 
+    template <class = void>
     SymInt divide(const SymInt& x, const SymInt& y, const SymTensor& a, const SymTensor& b) {
         const auto cx = x.maybe_constant(), cy = y.maybe_constant();
         if (cy == 0)

@@ -24,15 +24,18 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace yobx {
 
 /// `[a, b + 1, 3]` (the same as to_string(shape); Shape is declared in sym/symint.hpp).
-inline std::string format_shape(const Shape& shape) { return to_string(shape); }
+template <class = void>
+std::string format_shape(const Shape& shape) { return to_string(shape); }
 
 /// `[a, b]`, `[a, b] and [c]`, `[a], [b] and [c]`: the shapes an error is about.
-inline std::string format_shapes(std::span<const Shape> shapes) {
+template <class = void>
+std::string format_shapes(std::span<const Shape> shapes) {
     std::string s;
     for (std::size_t i = 0; i < shapes.size(); ++i)
         s += (i == 0 ? "" : i + 1 == shapes.size() ? " and " : ", ") + format_shape(shapes[i]);
@@ -80,7 +83,8 @@ namespace detail {
     throw value_error(std::string(op) + ": " + what);
 }
 
-inline std::string format_ints(std::span<const std::int64_t> v) {
+template <class = void>
+std::string format_ints(std::span<const std::int64_t> v) {
     std::string s = "[";
     for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
     return s + "]";
@@ -89,8 +93,9 @@ inline std::string format_ints(std::span<const std::int64_t> v) {
 inline std::int64_t rank_of(const Shape& s) { return static_cast<std::int64_t>(s.size()); }
 
 /// axis in [-rank, rank - 1], returned in [0, rank - 1].
-inline std::int64_t normalize_axis(std::string_view op, std::int64_t axis, std::int64_t rank, std::span<const Shape> shapes,
-                                   std::string_view rank_name = "rank") {
+template <class = void>
+std::int64_t normalize_axis(std::string_view op, std::int64_t axis, std::int64_t rank, std::span<const Shape> shapes,
+                            std::string_view rank_name = "rank") {
     if (axis < -rank || axis >= rank)
         fail(op, "axis " + std::to_string(axis) + " is out of range for " + std::string(rank_name) + " " + std::to_string(rank) + " (shape" +
                      (shapes.size() > 1 ? "s " : " ") + format_shapes(shapes) + "); valid axes are " +
@@ -98,8 +103,9 @@ inline std::int64_t normalize_axis(std::string_view op, std::int64_t axis, std::
     return axis < 0 ? axis + rank : axis;
 }
 
-inline std::int64_t normalize_axis(std::string_view op, std::int64_t axis, std::int64_t rank, const Shape& shape,
-                                   std::string_view rank_name = "rank") {
+template <class = void>
+std::int64_t normalize_axis(std::string_view op, std::int64_t axis, std::int64_t rank, const Shape& shape,
+                            std::string_view rank_name = "rank") {
     return normalize_axis(op, axis, rank, std::span<const Shape>(&shape, 1), rank_name);
 }
 
@@ -114,7 +120,8 @@ void require_equal(ShapeEnv& env, const SymInt& a, const SymInt& b, std::string_
 
 /// Min(Max(v, lo), hi), without Max/Min where the ShapeEnv proves them useless.
 /// When hi < lo (an empty dimension's [0, -1]) the result is hi.
-inline SymInt clamp(const ShapeEnv& env, const SymInt& v, const SymInt& lo, const SymInt& hi) {
+template <class = void>
+SymInt clamp(const ShapeEnv& env, const SymInt& v, const SymInt& lo, const SymInt& hi) {
     // INT64_MAX and INT64_MIN mean "to the end": no dimension goes past them.
     const auto c = v.maybe_constant();
     const bool lowest = c == std::numeric_limits<std::int64_t>::min();  // compared with nothing: it would overflow
@@ -130,13 +137,15 @@ inline SymInt clamp(const ShapeEnv& env, const SymInt& v, const SymInt& lo, cons
 }
 
 /// max(v, 0) without Max where the ShapeEnv proves the sign.
-inline SymInt at_least_zero(const ShapeEnv& env, const SymInt& v) {
+template <class = void>
+SymInt at_least_zero(const ShapeEnv& env, const SymInt& v) {
     if (env.statically_known_true(v >= 0)) return env.simplify(v);
     if (env.statically_known_true(v <= 0)) return 0;
     return env.simplify(sym_max(v, 0));
 }
 
-inline SymInt product(const Shape& s) {
+template <class = void>
+SymInt product(const Shape& s) {
     SymInt p = 1;
     for (const auto& d : s) p *= d;
     return p;
@@ -148,8 +157,9 @@ inline SymInt product(const Shape& s) {
 /// (provably, or for a strict policy, by the ShapeEnv's answers).
 ///   broadcast_dim(env, a, 1, policy)  is a
 ///   broadcast_dim(env, a, c, BroadcastPolicy::sym_max)  is Max(a, c)
-inline std::optional<SymInt> broadcast_dim(ShapeEnv& env, const SymInt& a0, const SymInt& b0, BroadcastPolicy policy,
-                                           source_location where = source_location::current()) {
+template <class = void>
+std::optional<SymInt> broadcast_dim(ShapeEnv& env, const SymInt& a0, const SymInt& b0, BroadcastPolicy policy,
+                                    source_location where = source_location::current()) {
     // with the ShapeEnv's replacements applied: a K that a check made 6 decides like 6
     const SymInt a = env.simplify(a0), b = env.simplify(b0);
     if (const auto ca = a.maybe_constant(), cb = b.maybe_constant(); ca && cb) {  // concrete: numpy's rule, no env
@@ -214,8 +224,9 @@ inline std::optional<SymInt> broadcast_dim(ShapeEnv& env, const SymInt& a0, cons
 /// aligned on the right, each dimension resolved by broadcast_dim with `policy`.
 ///   broadcast_shapes(env, {{a, b}, {b}}) is [a, b]
 YOBX_DETAIL_PATCH_SOURCE_DEFERRED(default_broadcast_shapes,
-inline Shape default_broadcast_shapes(ShapeEnv& env, std::span<const Shape> shapes, BroadcastPolicy policy,
-                                      std::string_view op, source_location where) {
+template <class = void>
+Shape default_broadcast_shapes(ShapeEnv& env, std::span<const Shape> shapes, BroadcastPolicy policy,
+                               std::string_view op, source_location where) {
     std::size_t rank = 0;
     for (const auto& s : shapes) rank = std::max(rank, s.size());
     Shape out(rank, SymInt(1));
@@ -238,25 +249,69 @@ inline Shape default_broadcast_shapes(ShapeEnv& env, std::span<const Shape> shap
 
 /// The default `infer_size` hook: default_broadcast_shapes of two shapes.
 YOBX_DETAIL_PATCH_SOURCE_DEFERRED(default_infer_size,
-inline Shape default_infer_size(ShapeEnv& env, const Shape& a, const Shape& b, BroadcastPolicy policy, std::string_view op,
-                                source_location where) {
+template <class = void>
+Shape default_infer_size(ShapeEnv& env, const Shape& a, const Shape& b, BroadcastPolicy policy, std::string_view op,
+                         source_location where) {
     const std::array<Shape, 2> shapes{a, b};
     return default_broadcast_shapes(env, shapes, policy, op, where);
 }) YOBX_PATCH_SOURCE_END
 
 }  // namespace shape
 
-/// The hook table the broadcasting rules are reached through. Each entry is a
-/// plain function pointer, so swapping one is a single assignment that the
-/// patch layer undoes by assigning the old value back:
+/// One entry of the hook table: a function pointer, used as one. It converts
+/// to and from `Fn`, compares with one and calls through. Empty, it stands for
+/// the default rule, which it names only when asked (converted, compared or
+/// called): a constant address of the default in the table would make every
+/// file that includes this header compile the default rule and the ShapeEnv
+/// under it.
+template <class Fn, class Default>
+class ShapeHook {
+public:
+    using pointer = Fn;
+
+    constexpr ShapeHook() noexcept = default;
+    constexpr ShapeHook(Fn f) noexcept : f_(f) {}  // NOLINT: implicit, as the pointer it replaces
+
+    /// The function the entry calls: the one assigned, or the default rule.
+    Fn get() const noexcept { return f_ != nullptr ? f_ : Default::template get<>(); }
+    operator Fn() const noexcept { return get(); }  // NOLINT: implicit, as the pointer it replaces
+
+    // the return type is written out: a deduced one would make GCC 14 compile the
+    // body, and so the default rule, wherever a template names the call
+    template <class... Args>
+    auto operator()(Args&&... args) const -> decltype(std::declval<Fn>()(std::forward<Args>(args)...)) {
+        return get()(std::forward<Args>(args)...);
+    }
+
+    friend bool operator==(const ShapeHook& a, const ShapeHook& b) noexcept { return a.get() == b.get(); }
+    friend bool operator==(const ShapeHook& a, Fn b) noexcept { return a.get() == b; }
+
+private:
+    Fn f_ = nullptr;
+};
+
+namespace shape::detail {
+struct DefaultBroadcastShapes {
+    template <class T = void>
+    static BroadcastShapesFn get() noexcept { return &default_broadcast_shapes<T>; }
+};
+struct DefaultInferSize {
+    template <class T = void>
+    static InferSizeFn get() noexcept { return &default_infer_size<T>; }
+};
+}  // namespace shape::detail
+
+/// The hook table the broadcasting rules are reached through. Each entry is
+/// used as a plain function pointer (a ShapeHook), so swapping one is a single
+/// assignment that the patch layer undoes by assigning the old value back:
 ///   auto old = std::exchange(yobx::shape_hooks.broadcast_shapes, &my_broadcast);
 ///   ...
 ///   yobx::shape_hooks.broadcast_shapes = old;
 /// The table is global, like the torch functions the patches replace: swap
 /// entries while no other thread runs shape inference.
 struct ShapeHooks {
-    BroadcastShapesFn broadcast_shapes = &shape::default_broadcast_shapes;
-    InferSizeFn infer_size = &shape::default_infer_size;
+    ShapeHook<BroadcastShapesFn, shape::detail::DefaultBroadcastShapes> broadcast_shapes;
+    ShapeHook<InferSizeFn, shape::detail::DefaultInferSize> infer_size;
 };
 
 /// The hooks every rule uses.
@@ -266,26 +321,30 @@ namespace shape {
 
 /// Multidirectional broadcast (Add, Sub, Mul, Div, Where...), through `shape_hooks.broadcast_shapes`.
 ///   broadcast(env, {{a, b}, {c, b}}, BroadcastPolicy::sym_max)  is [Max(a, c), b]
-inline Shape broadcast(ShapeEnv& env, std::span<const Shape> shapes, BroadcastPolicy policy = BroadcastPolicy::strict,
-                       std::string_view op = "broadcast", source_location where = source_location::current()) {
+template <class = void>
+Shape broadcast(ShapeEnv& env, std::span<const Shape> shapes, BroadcastPolicy policy = BroadcastPolicy::strict,
+                std::string_view op = "broadcast", source_location where = source_location::current()) {
     return shape_hooks.broadcast_shapes(env, shapes, policy, op, where);
 }
-inline Shape broadcast(ShapeEnv& env, std::initializer_list<Shape> shapes, BroadcastPolicy policy = BroadcastPolicy::strict,
-                       std::string_view op = "broadcast", source_location where = source_location::current()) {
+template <class = void>
+Shape broadcast(ShapeEnv& env, std::initializer_list<Shape> shapes, BroadcastPolicy policy = BroadcastPolicy::strict,
+                std::string_view op = "broadcast", source_location where = source_location::current()) {
     return broadcast(env, std::span<const Shape>(shapes.begin(), shapes.size()), policy, op, where);
 }
 
 /// Broadcast of two shapes, through `shape_hooks.infer_size`.
-inline Shape infer_size(ShapeEnv& env, const Shape& a, const Shape& b, BroadcastPolicy policy = BroadcastPolicy::strict,
-                        std::string_view op = "infer_size", source_location where = source_location::current()) {
+template <class = void>
+Shape infer_size(ShapeEnv& env, const Shape& a, const Shape& b, BroadcastPolicy policy = BroadcastPolicy::strict,
+                 std::string_view op = "infer_size", source_location where = source_location::current()) {
     return shape_hooks.infer_size(env, a, b, policy, op, where);
 }
 
 /// Concat along `axis` (negative counts from the end): the axis dimensions add
 /// up, the others must be equal (proven, or recorded with ShapeEnv::check).
 ///   concat(env, {{M}, {N}}, 0)  is [M + N]
-inline Shape concat(ShapeEnv& env, std::span<const Shape> inputs, std::int64_t axis,
-                    source_location where = source_location::current()) {
+template <class = void>
+Shape concat(ShapeEnv& env, std::span<const Shape> inputs, std::int64_t axis,
+             source_location where = source_location::current()) {
     if (inputs.empty()) detail::fail("Concat", "no inputs");
     const std::int64_t rank = detail::rank_of(inputs[0]);
     for (const auto& s : inputs)
@@ -315,8 +374,9 @@ inline Shape concat(ShapeEnv& env, std::span<const Shape> inputs, std::int64_t a
     }
     return out;
 }
-inline Shape concat(ShapeEnv& env, std::initializer_list<Shape> inputs, std::int64_t axis,
-                    source_location where = source_location::current()) {
+template <class = void>
+Shape concat(ShapeEnv& env, std::initializer_list<Shape> inputs, std::int64_t axis,
+             source_location where = source_location::current()) {
     return concat(env, std::span<const Shape>(inputs.begin(), inputs.size()), axis, where);
 }
 
@@ -325,7 +385,8 @@ namespace detail {
 /// Whether `t == 0` implies `d == 0`, proven without a guard: d is 0, or t is
 /// d times a factor that is never 0 (`2*u0` and `u0`). Reshape's "0 copies
 /// the input dimension" then gives t whatever t is (size-oblivious reasoning).
-inline bool zero_forces_zero(ShapeEnv& env, const SymInt& t, const SymInt& d) {
+template <class = void>
+bool zero_forces_zero(ShapeEnv& env, const SymInt& t, const SymInt& d) {
     if (env.statically_known_true(d == 0)) return true;
     if (d.maybe_constant()) return false;  // a nonzero constant: t == 0 would change the result
     const SymInt q = env.simplify(floordiv(t, d));
@@ -342,8 +403,9 @@ inline bool zero_forces_zero(ShapeEnv& env, const SymInt& t, const SymInt& d) {
 /// element counts must match (proven, or recorded with ShapeEnv::check).
 ///   reshape(env, {a, b, c}, {a, -1})      is [a, b*c]
 ///   reshape(env, {a, b, c}, {0, 0, 2, -1}) is [a, b, 2, c//2]  (checked: c is even)
-inline Shape reshape(ShapeEnv& env, const Shape& input, const Shape& target, bool allowzero = false,
-                     source_location where = source_location::current()) {
+template <class = void>
+Shape reshape(ShapeEnv& env, const Shape& input, const Shape& target, bool allowzero = false,
+              source_location where = source_location::current()) {
     const auto context = [&] { return "target shape " + format_shape(target) + " for input shape " + format_shape(input); };
     Shape out = target;
     std::optional<std::size_t> inferred;
@@ -436,10 +498,11 @@ inline Shape reshape(ShapeEnv& env, const Shape& input, const Shape& target, boo
 /// may be symbolic; a symbolic index whose sign ranges cannot tell is decided
 /// by the ShapeEnv. Steps are constants.
 ///   slice(env, {a, b}, {1}, {INT64_MAX}, {{1}})  is [a, b - 1]  (b >= 1)
-inline Shape slice(ShapeEnv& env, const Shape& input, const Shape& starts, const Shape& ends,
-                   std::optional<std::vector<std::int64_t>> axes = std::nullopt,
-                   std::optional<std::vector<std::int64_t>> steps = std::nullopt,
-                   source_location where = source_location::current()) {
+template <class = void>
+Shape slice(ShapeEnv& env, const Shape& input, const Shape& starts, const Shape& ends,
+            std::optional<std::vector<std::int64_t>> axes = std::nullopt,
+            std::optional<std::vector<std::int64_t>> steps = std::nullopt,
+            source_location where = source_location::current()) {
     const std::size_t n = starts.size();
     if (ends.size() != n || (axes && axes->size() != n) || (steps && steps->size() != n))
         detail::fail("Slice", "starts, ends, axes and steps must have the same length, got " + std::to_string(n) + ", " +
@@ -490,7 +553,8 @@ inline Shape slice(ShapeEnv& env, const Shape& input, const Shape& starts, const
 /// Gather along `axis`: the data's axis is replaced by the indices' shape.
 ///   gather({a, b, c}, {}, 1)    is [a, c]
 ///   gather({a, b}, {n, 2}, 0)   is [n, 2, b]
-inline Shape gather(const Shape& data, const Shape& indices, std::int64_t axis) {
+template <class = void>
+Shape gather(const Shape& data, const Shape& indices, std::int64_t axis) {
     const std::int64_t ax = detail::normalize_axis("Gather", axis, detail::rank_of(data), data);
     Shape out(data.begin(), data.begin() + ax);
     out.insert(out.end(), indices.begin(), indices.end());
@@ -501,8 +565,9 @@ inline Shape gather(const Shape& data, const Shape& indices, std::int64_t axis) 
 /// Squeeze `axes` (each must be 1: proven, or recorded with ShapeEnv::check), or
 /// without axes every dimension equal to 1 (a symbolic one is decided by the ShapeEnv).
 ///   squeeze(env, {a, 1, b}, {{1}})  is [a, b]
-inline Shape squeeze(ShapeEnv& env, const Shape& input, std::optional<std::vector<std::int64_t>> axes = std::nullopt,
-                     source_location where = source_location::current()) {
+template <class = void>
+Shape squeeze(ShapeEnv& env, const Shape& input, std::optional<std::vector<std::int64_t>> axes = std::nullopt,
+              source_location where = source_location::current()) {
     const std::int64_t rank = detail::rank_of(input);
     std::vector<bool> drop(input.size(), false);
     if (!axes) {
@@ -532,7 +597,8 @@ inline Shape squeeze(ShapeEnv& env, const Shape& input, std::optional<std::vecto
 
 /// Insert dimensions of size 1 at `axes`, positions in the output (negative count from its end).
 ///   unsqueeze({a, b}, {0, -1})  is [1, a, b, 1]
-inline Shape unsqueeze(const Shape& input, const std::vector<std::int64_t>& axes) {
+template <class = void>
+Shape unsqueeze(const Shape& input, const std::vector<std::int64_t>& axes) {
     const std::int64_t out_rank = detail::rank_of(input) + static_cast<std::int64_t>(axes.size());
     std::vector<bool> one(static_cast<std::size_t>(out_rank), false);
     for (std::int64_t a : axes) {
@@ -551,7 +617,8 @@ inline Shape unsqueeze(const Shape& input, const std::vector<std::int64_t>& axes
 /// Permute the dimensions: output dimension i is input dimension perm[i]
 /// (default: reversed). perm must be a permutation of 0..rank-1.
 ///   transpose({a, b, c}, {{0, 2, 1}})  is [a, c, b]
-inline Shape transpose(const Shape& input, std::optional<std::vector<std::int64_t>> perm = std::nullopt) {
+template <class = void>
+Shape transpose(const Shape& input, std::optional<std::vector<std::int64_t>> perm = std::nullopt) {
     const std::size_t rank = input.size();
     if (!perm) return Shape(input.rbegin(), input.rend());
     std::vector<bool> used(rank, false);
@@ -575,8 +642,9 @@ inline Shape transpose(const Shape& input, std::optional<std::vector<std::int64_
 /// (proven, or recorded with ShapeEnv::check).
 ///   matmul(env, {n, a, k}, {k, m})  is [n, a, m]
 ///   matmul(env, {k}, {k})           is []
-inline Shape matmul(ShapeEnv& env, const Shape& a, const Shape& b, BroadcastPolicy policy = BroadcastPolicy::strict,
-                    source_location where = source_location::current()) {
+template <class = void>
+Shape matmul(ShapeEnv& env, const Shape& a, const Shape& b, BroadcastPolicy policy = BroadcastPolicy::strict,
+             source_location where = source_location::current()) {
     if (a.empty() || b.empty())
         detail::fail("MatMul", "operands must have rank >= 1, got shapes " + format_shape(a) + " and " + format_shape(b));
     const Shape a2 = a.size() == 1 ? Shape{1, a[0]} : a;
@@ -599,8 +667,9 @@ inline Shape matmul(ShapeEnv& env, const Shape& a, const Shape& b, BroadcastPoli
 /// Expand: the input broadcast with `target` in both directions (ONNX's Expand),
 /// through `shape_hooks.infer_size`. A negative constant in `target` is an error.
 ///   expand(env, {a, 1}, {1, b})  is [a, b]
-inline Shape expand(ShapeEnv& env, const Shape& input, const Shape& target, BroadcastPolicy policy = BroadcastPolicy::strict,
-                    source_location where = source_location::current()) {
+template <class = void>
+Shape expand(ShapeEnv& env, const Shape& input, const Shape& target, BroadcastPolicy policy = BroadcastPolicy::strict,
+             source_location where = source_location::current()) {
     for (std::size_t i = 0; i < target.size(); ++i)
         if (const auto c = target[i].maybe_constant(); c && *c < 0)
             detail::fail("Expand", "invalid value " + std::to_string(*c) + " at position " + std::to_string(i) +
@@ -612,8 +681,9 @@ inline Shape expand(ShapeEnv& env, const Shape& input, const Shape& target, Broa
 /// negative positions counted from the end and clamped to [0, rank] (ONNX opset 15);
 /// the default end, INT64_MAX, is the rank. The Shape tensor itself has shape `{result.size()}`.
 ///   shape_values({a, b, c}, 1)  is [b, c]
-inline Shape shape_values(const Shape& input, std::int64_t start = 0,
-                          std::int64_t end = std::numeric_limits<std::int64_t>::max()) {
+template <class = void>
+Shape shape_values(const Shape& input, std::int64_t start = 0,
+                   std::int64_t end = std::numeric_limits<std::int64_t>::max()) {
     const std::int64_t rank = detail::rank_of(input);
     const auto norm = [&](std::int64_t v) { return std::clamp(v < 0 ? v + rank : v, std::int64_t{0}, rank); };
     const std::int64_t s = norm(start), e = norm(end);
@@ -622,21 +692,25 @@ inline Shape shape_values(const Shape& input, std::int64_t start = 0,
 
 /// The output shape of Shape(start, end): one dimension, the number of values.
 ///   shape({a, b, c})  is [3]
-inline Shape shape(const Shape& input, std::int64_t start = 0, std::int64_t end = std::numeric_limits<std::int64_t>::max()) {
+template <class = void>
+Shape shape(const Shape& input, std::int64_t start = 0, std::int64_t end = std::numeric_limits<std::int64_t>::max()) {
     return {static_cast<std::int64_t>(shape_values(input, start, end).size())};
 }
 
 /// The number of elements (Size's value): the product of the dimensions.
 ///   numel({a, b, 2})  is 2*a*b
-inline SymInt numel(const Shape& input) { return detail::product(input); }
+template <class = void>
+SymInt numel(const Shape& input) { return detail::product(input); }
 
 /// The output shape of Size: a scalar, `[]`.
-inline Shape size(const Shape&) { return {}; }
+template <class = void>
+Shape size(const Shape&) { return {}; }
 
 /// NonZero: `[rank, u]` where u is a fresh symbol (no hint): the count of
 /// non-zero elements depends on the data.
 ///   nonzero(env, {a, b})  is [2, u0]
-inline Shape nonzero(ShapeEnv& env, const Shape& input) {
+template <class = void>
+Shape nonzero(ShapeEnv& env, const Shape& input) {
     return {static_cast<std::int64_t>(input.size()), env.fresh_symbol("u")};
 }
 

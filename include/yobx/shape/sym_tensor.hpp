@@ -52,11 +52,13 @@ public:
     }
 
     /// A 1-D int64 shape tensor holding `values`.
+    template <class = void>
     static SymTensor from_values(std::vector<SymInt> values, DType dtype = DType::int64) {
         Shape shape{static_cast<std::int64_t>(values.size())};
         return SymTensor(std::move(shape), dtype, std::move(values));
     }
     /// A 0-D int64 tensor holding `value`.
+    template <class = void>
     static SymTensor scalar(SymInt value, DType dtype = DType::int64) {
         return SymTensor({}, dtype, std::vector<SymInt>{std::move(value)});
     }
@@ -68,14 +70,17 @@ public:
     const std::optional<std::vector<SymInt>>& values() const noexcept { return values_; }
 
     /// `SymTensor(float32, [a, 4])`, `SymTensor(int64, [2], values=[a, -1])`.
+    template <class = void>
     std::string to_string() const {
         std::string s = "SymTensor(" + std::string(yobx::to_string(dtype_)) + ", " + format_shape(shape_);
         if (values_) s += ", values=" + format_shape(*values_);
         return s + ")";
     }
+    template <class = void>
     friend std::ostream& operator<<(std::ostream& os, const SymTensor& t) { return os << t.to_string(); }
 
     /// Same dtype, structurally identical shape and values.
+    template <class = void>
     bool identical(const SymTensor& other) const noexcept {
         const auto same = [](const Shape& x, const Shape& y) {
             if (x.size() != y.size()) return false;
@@ -100,8 +105,11 @@ template <>
 struct tensor_traits<SymTensor> {
     static const Shape& shape(const SymTensor& t) noexcept { return t.shape(); }
     static DType dtype(const SymTensor& t) noexcept { return t.dtype(); }
+    template <class = void>
     static SymTensor clone(const SymTensor& t) { return t; }
+    template <class = void>
     static SymTensor empty(const Shape& shape, const SymTensor& like) { return SymTensor(shape, like.dtype()); }
+    template <class = void>
     static SymTensor zeros(const Shape& shape, const SymTensor& like) {
         if (!is_integer(like.dtype()) || shape.size() > 1) return SymTensor(shape, like.dtype());
         const auto n = shape.empty() ? std::optional<std::int64_t>(1) : shape[0].maybe_constant();
