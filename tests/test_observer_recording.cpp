@@ -10,6 +10,20 @@
 
 // ---------------------------------------------------------------- Signature
 
+TEST_CASE("the address of a templated member or function is taken with its type or <> (docs/pytree.md)") {
+    std::string (yobx::TreeSpec::*print)() const = &yobx::TreeSpec::to_string;
+    const yobx::TreeSpec spec = yobx::TreeSpec::tuple({yobx::TreeSpec::leaf(), yobx::TreeSpec::none()});
+    CHECK((spec.*print)() == "TreeSpec(tuple, None, [*, None])");
+    const auto read = &yobx::TreeSpec::from_json<>;
+    CHECK(read(spec.to_json()) == spec);
+    yobx::Parameter (*make)(std::string, yobx::DefaultValue) = &yobx::param;
+    CHECK(Signature{make("x", 3)}.to_string() == "(x=3)");
+    yobx::ExportSpec e;
+    e.num_calls = 2;
+    const auto report = &yobx::ExportSpec::report<>;
+    CHECK((e.*report)().starts_with("Export readiness: 2 observed call(s), 0 input tensor(s).\n"));
+}
+
 TEST_CASE("a signature prints like inspect.signature and rejects impossible parameter lists") {
     const Signature sig{param("input_ids"), param("mask", yobx::none), var_args("args"), kw_only("flag", true),
                         kw_only("scale", 0.5), kw_only("mode", "fast"), var_kwargs("kwargs")};

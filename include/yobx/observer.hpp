@@ -14,6 +14,10 @@
 //   }
 //   observer.infer_dynamic_shapes({.dim_names = true}).to_python();
 //   observer.infer_arguments();                 // a dict of Values, absent tensors filled
+//
+// `template <class = void>` on a plain function or member of observer/ (and
+// of the pytree) is there only so that a file that includes this header and
+// uses none of it compiles none of it: see yobx/treespec.hpp's note.
 #pragma once
 
 #include <yobx/error.hpp>

@@ -4,6 +4,14 @@
 // compare and to hash, printable in torch's style, and storable as JSON next
 // to saved tensors. Key entries and key paths (`[1]['past_key_values'].key_cache[3]`)
 // live here too, since both the static and the dynamic pytree layers use them.
+//
+// The functions and members that do more than read a field are templates,
+// `template <class = void>`, called as plain functions (`spec.to_string()`):
+// the compiler instantiates a template only where it is used, so a file that
+// includes the pytree or the observer and uses none of it does not compile
+// them (the same goes for the observer's option, signature, dynamic-shape
+// and export-spec types). docs/performance.md has the measurements; an
+// address needs its type or `<>` (`&yobx::TreeSpec::to_string<>`).
 #pragma once
 
 #include <yobx/detail/json.hpp>
@@ -36,6 +44,7 @@ enum class NodeKind : std::uint8_t { leaf, none, constant, list, tuple, dict, cu
 using Constant = std::variant<bool, std::int64_t, double, std::string>;
 
 /// Python's repr of a constant: True, 3, 0.5, 'text'.
+template <class = void>
 inline std::string repr(const Constant& c) {
     switch (c.index()) {
         case 0: return std::get<bool>(c) ? "True" : "False";
@@ -52,11 +61,15 @@ struct KeyEntry {
     std::int64_t index = 0;
     std::string name;
 
+    template <class = void>
     static KeyEntry sequence(std::int64_t i) { return {Kind::sequence, i, {}}; }
+    template <class = void>
     static KeyEntry mapping(std::string key) { return {Kind::mapping, 0, std::move(key)}; }
+    template <class = void>
     static KeyEntry attr(std::string name) { return {Kind::attr, 0, std::move(name)}; }
 
     /// `[3]`, `['mask']` or `.key_cache`, as torch.utils._pytree.keystr prints them.
+    template <class = void>
     std::string to_string() const {
         // Appended, not "[" + s: GCC 12 at -O3 warns (-Wrestrict, a false
         // positive) on the insertion at 0 that operator+(const char*, string&&) makes.
@@ -77,6 +90,7 @@ using KeyPath = std::vector<KeyEntry>;
 
 /// The printed form of a key path: keystr({seq(1), mapping("past_key_values"), attr("key_cache"), seq(3)})
 /// == "[1]['past_key_values'].key_cache[3]".
+template <class = void>
 inline std::string keystr(const KeyPath& path) {
     std::string s;
     for (const auto& k : path) s += k.to_string();
@@ -104,10 +118,12 @@ struct SpecNode {
 
     /// How many entries of SpecData::strings, from `data`, belong to this node
     /// (a custom node's type name, then the keys).
+    template <class = void>
     std::uint32_t num_strings() const noexcept {
         return (kind == NodeKind::custom ? 1 : 0) + (has_keys ? num_children : 0);
     }
     /// The index in SpecData::strings of child i's key (dict key or custom child name).
+    template <class = void>
     std::uint32_t key_index(std::uint32_t i) const noexcept { return data + (kind == NodeKind::custom ? 1 : 0) + i; }
 };
 
@@ -137,6 +153,7 @@ inline constexpr std::size_t max_kept_nodes = 1 << 14;
 
 // The same nodes, strings and constants, bit for bit (0.0 and -0.0 differ:
 // an interned spec must print as the one built).
+template <class = void>
 inline bool identical(const SpecData& a, const SpecData& b) noexcept {
     if (a.nodes.size() != b.nodes.size() || a.strings.size() != b.strings.size() ||
         a.constants.size() != b.constants.size())
@@ -158,10 +175,12 @@ inline bool identical(const SpecData& a, const SpecData& b) noexcept {
     return true;
 }
 
+template <class = void>
 inline void hash_combine(std::size_t& seed, std::size_t v) noexcept {
     seed ^= v + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2);
 }
 
+template <class = void>
 inline std::size_t hash_constant(const Constant& c) noexcept {
     std::size_t h = c.index();
     switch (c.index()) {
@@ -179,6 +198,7 @@ inline std::size_t hash_constant(const Constant& c) noexcept {
 }
 
 // Constants compare by value, except that NaN equals NaN: a spec must equal itself.
+template <class = void>
 inline bool equal_constant(const Constant& a, const Constant& b) noexcept {
     if (a.index() != b.index()) return false;
     if (a.index() == 2) {
@@ -195,35 +215,43 @@ public:
     SpecData data;
     std::uint32_t leaves = 0;
 
+    template <class = void>
     void leaf() {
         data.nodes.emplace_back(NodeKind::leaf, false, 0, 1, 1, 0);
         ++leaves;
     }
+    template <class = void>
     void leaves_run(std::size_t n) {
         data.nodes.insert(data.nodes.end(), n, SpecNode(NodeKind::leaf, false, 0, 1, 1, 0));
         leaves += static_cast<std::uint32_t>(n);
     }
+    template <class = void>
     void none() { data.nodes.emplace_back(NodeKind::none, false, 0, 1, 0, 0); }
     template <class C>
     void constant(C&& c) {
         data.nodes.emplace_back(NodeKind::constant, false, 0, 1, 0, static_cast<std::uint32_t>(data.constants.size()));
         data.constants.emplace_back(std::forward<C>(c));
     }
+    template <class = void>
     std::uint32_t add_string(std::string_view s) {
         data.strings.emplace_back(s);
         return static_cast<std::uint32_t>(data.strings.size() - 1);
     }
+    template <class = void>
     std::uint32_t next_string() const { return static_cast<std::uint32_t>(data.strings.size()); }
+    template <class = void>
     std::uint32_t open(NodeKind kind, std::size_t num_children, bool has_keys = false, std::uint32_t d = 0) {
         data.nodes.emplace_back(kind, has_keys, static_cast<std::uint32_t>(num_children), 0, leaves, d);
         return static_cast<std::uint32_t>(data.nodes.size() - 1);
     }
+    template <class = void>
     void close(std::uint32_t at) {
         SpecNode& n = data.nodes[at];
         n.size = static_cast<std::uint32_t>(data.nodes.size() - at);
         n.num_leaves = leaves - n.num_leaves;
     }
     // Copies the subtree rooted at `at` of `src`, remapping its strings and constants.
+    template <class = void>
     void append(const SpecData& src, std::uint32_t at) {
         const std::uint32_t end = at + src.nodes[at].size;
         for (std::uint32_t i = at; i < end; ++i) {
@@ -251,8 +279,10 @@ public:
 class TreeSpec {
 public:
     /// The spec of a single leaf (`*`).
+    template <class = void>
     TreeSpec() : TreeSpec(leaf()) {}
 
+    template <class = void>
     static TreeSpec leaf() {
         static const TreeSpec s = [] {
             detail::SpecBuilder b;
@@ -261,33 +291,42 @@ public:
         }();
         return s;
     }
+    template <class = void>
     static TreeSpec none() {
         detail::SpecBuilder b;
         b.none();
         return TreeSpec(std::move(b.data));
     }
+    template <class = void>
     static TreeSpec constant(Constant c) {
         detail::SpecBuilder b;
         b.constant(std::move(c));
         return TreeSpec(std::move(b.data));
     }
+    template <class = void>
     static TreeSpec list(const std::vector<TreeSpec>& children) { return container(NodeKind::list, {}, {}, children); }
+    template <class = void>
     static TreeSpec tuple(const std::vector<TreeSpec>& children) { return container(NodeKind::tuple, {}, {}, children); }
     /// Throws value_error when the keys and children counts differ or a key repeats.
+    template <class = void>
     static TreeSpec dict(const std::vector<std::string>& keys, const std::vector<TreeSpec>& children) {
         return container(NodeKind::dict, {}, keys, children);
     }
     /// A registered node: type name, child names (empty: positional children), children.
+    template <class = void>
     static TreeSpec custom(std::string_view type, const std::vector<std::string>& keys,
                            const std::vector<TreeSpec>& children) {
         if (type.empty()) throw value_error("TreeSpec::custom: the type name is empty");
         return container(NodeKind::custom, type, keys, children);
     }
 
+    template <class = void>
     NodeKind kind() const noexcept { return node().kind; }
+    template <class = void>
     bool is_leaf() const noexcept { return kind() == NodeKind::leaf; }
 
     /// "leaf", "None", "constant", "list", "tuple", "dict", or a custom node's type name.
+    template <class = void>
     std::string_view type_name() const noexcept {
         switch (kind()) {
             case NodeKind::leaf: return "leaf";
@@ -301,12 +340,16 @@ public:
         return {};
     }
 
+    template <class = void>
     std::size_t num_leaves() const noexcept { return node().num_leaves; }
+    template <class = void>
     std::size_t num_children() const noexcept { return node().num_children; }
     /// Nodes in this subtree, itself included.
+    template <class = void>
     std::size_t num_nodes() const noexcept { return node().size; }
 
     /// Child i; throws value_error when out of range.
+    template <class = void>
     TreeSpec child(std::size_t i) const {
         if (i >= num_children())
             throw value_error("TreeSpec::child: index " + std::to_string(i) + " out of range for a " +
@@ -315,6 +358,7 @@ public:
         for (std::size_t k = 0; k < i; ++k) at += data_->nodes[at].size;
         return TreeSpec(data_, at);
     }
+    template <class = void>
     std::vector<TreeSpec> children() const {
         std::vector<TreeSpec> out;
         out.reserve(num_children());
@@ -324,6 +368,7 @@ public:
     }
 
     /// The dict keys, or a custom node's child names; empty for other nodes.
+    template <class = void>
     std::vector<std::string_view> keys() const {
         const auto& n = node();
         if (!n.has_keys) return {};
@@ -331,6 +376,7 @@ public:
     }
 
     /// The value of a constant node; throws type_error for other nodes.
+    template <class = void>
     const Constant& value() const {
         if (kind() != NodeKind::constant)
             throw type_error("TreeSpec::value: a " + std::string(type_name()) + " node holds no constant");
@@ -340,6 +386,7 @@ public:
     /// torch's layout: `*` for a leaf, `None`, a constant's repr, and
     /// `TreeSpec(type, context, [children])` for containers:
     ///   TreeSpec(dict, ['input_ids', 'mask'], [*, *])
+    template <class = void>
     std::string to_string() const {
         std::string s;
         print(s, root_);
@@ -347,6 +394,7 @@ public:
     }
 
     /// A JSON document that from_json() reads back into an equal spec.
+    template <class = void>
     std::string to_json() const {
         std::string s = "{\"yobx_treespec\": 1, \"root\": ";
         write_json(s, root_);
@@ -356,8 +404,10 @@ public:
 
     /// Reads what to_json() wrote. Throws value_error naming the offset (syntax)
     /// or the JSON path (structure) of the first problem.
+    template <class = void>
     static TreeSpec from_json(std::string_view text);
 
+    template <class = void>
     std::size_t hash() const noexcept {
         if (root_ != 0) return hash_at(*data_, root_);
         std::size_t h = data_->root_hash.load(std::memory_order_relaxed);
@@ -370,6 +420,7 @@ public:
         return h;
     }
 
+    template <class = void>
     friend bool operator==(const TreeSpec& a, const TreeSpec& b) noexcept {
         if (a.data_ == b.data_ && a.root_ == b.root_) return true;
         if (a.num_nodes() != b.num_nodes() || a.num_leaves() != b.num_leaves() || a.hash() != b.hash()) return false;
@@ -389,6 +440,7 @@ public:
         return true;
     }
 
+    template <class = void>
     friend std::ostream& operator<<(std::ostream& os, const TreeSpec& s) { return os << s.to_string(); }
 
     // Internal: the node array, for the pytree machinery (detail::SpecReader).
@@ -396,12 +448,14 @@ public:
     std::uint32_t root() const noexcept { return root_; }
 
     // Internal: takes a finished node array.
+    template <class = void>
     explicit TreeSpec(detail::SpecData&& d) : data_(std::make_shared<const detail::SpecData>(std::move(d))) {}
 
     // Internal: the spec of `built`, shared with an identical spec among the
     // last few this thread interned, or a new one. Flattening the same
     // structure again (every decode step of a model) then allocates no spec,
     // and equal specs compare by address. `built` is left as it was.
+    template <class = void>
     static TreeSpec intern(const detail::SpecData& built) {
         auto& c = cache();
         for (const auto& r : c.recent)
@@ -430,12 +484,15 @@ public:
     // Internal: the spec this thread interned or matched last (null: none
     // yet). A flatten checks its structure against it as it goes
     // (detail::SpecRecorder) and, when nothing differs, adopts it.
+    template <class = void>
     static std::shared_ptr<const detail::SpecData> last_interned() { return cache().last; }
+    template <class = void>
     static TreeSpec adopt(std::shared_ptr<const detail::SpecData> d) { return TreeSpec(std::move(d), 0); }
 
 private:
     TreeSpec(std::shared_ptr<const detail::SpecData> d, std::uint32_t root) : data_(std::move(d)), root_(root) {}
 
+    template <class = void>
     const detail::SpecNode& node() const noexcept { return data_->nodes[root_]; }
 
     struct InternCache {
@@ -443,11 +500,13 @@ private:
         std::size_t next = 0;
         std::shared_ptr<const detail::SpecData> last;
     };
+    template <class = void>
     static InternCache& cache() {
         thread_local InternCache c;
         return c;
     }
 
+    template <class = void>
     static TreeSpec container(NodeKind kind, std::string_view type, const std::vector<std::string>& keys,
                               const std::vector<TreeSpec>& children) {
         const bool has_keys = kind == NodeKind::dict || !keys.empty();
@@ -467,6 +526,7 @@ private:
         return TreeSpec(std::move(b.data));
     }
 
+    template <class = void>
     static std::size_t hash_at(const detail::SpecData& d, std::uint32_t at) noexcept {
         std::size_t h = 0x5eed;
         for (std::uint32_t k = at; k < at + d.nodes[at].size; ++k) {
@@ -480,6 +540,7 @@ private:
         return h;
     }
 
+    template <class = void>
     void print(std::string& s, std::uint32_t at) const {
         const auto& n = data_->nodes[at];
         switch (n.kind) {
@@ -513,6 +574,7 @@ private:
         s += "])";
     }
 
+    template <class = void>
     void write_json(std::string& s, std::uint32_t at) const {
         const auto& n = data_->nodes[at];
         const TreeSpec self(data_, at);
@@ -580,6 +642,7 @@ namespace detail {
 // Builds a TreeSpec from the JSON DOM, checking the schema as it goes.
 class SpecFromJson {
 public:
+    template <class = void>
     TreeSpec run(std::string_view text) {
         const json::Node doc = json::Parser(text, "TreeSpec.from_json").parse();
         if (doc.kind != json::Node::Kind::object) fail("$", "expected an object, got " + std::string(json::kind_name(doc.kind)));
@@ -596,10 +659,12 @@ public:
     }
 
 private:
+    template <class = void>
     [[noreturn]] static void fail(const std::string& path, const std::string& why) {
         throw value_error("TreeSpec.from_json: at " + path + ": " + why);
     }
 
+    template <class = void>
     static void only(const json::Node& n, const std::string& path, std::initializer_list<std::string_view> allowed) {
         for (const auto& k : n.keys) {
             bool ok = false;
@@ -608,6 +673,7 @@ private:
         }
     }
 
+    template <class = void>
     static const json::Node& need(const json::Node& n, const std::string& path, std::string_view key, json::Node::Kind kind) {
         const json::Node* v = n.find(key);
         if (!v) fail(path, "missing field '" + std::string(key) + "'");
@@ -617,6 +683,7 @@ private:
         return *v;
     }
 
+    template <class = void>
     void node(const json::Node& n, const std::string& path) {
         if (n.kind != json::Node::Kind::object) fail(path, "expected an object, got " + std::string(json::kind_name(n.kind)));
         const std::string& kind = need(n, path, "kind", json::Node::Kind::string).string;
@@ -696,11 +763,13 @@ private:
 
 }  // namespace detail
 
-inline TreeSpec TreeSpec::from_json(std::string_view text) { return detail::SpecFromJson().run(text); }
+template <class>
+TreeSpec TreeSpec::from_json(std::string_view text) { return detail::SpecFromJson().run(text); }
 
 }  // namespace yobx
 
 template <>
 struct std::hash<yobx::TreeSpec> {
+    template <class = void>
     std::size_t operator()(const yobx::TreeSpec& s) const noexcept { return s.hash(); }
 };

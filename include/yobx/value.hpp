@@ -34,6 +34,7 @@ namespace yobx {
 
 /// Python's None, for building Values: yobx::Value<T> v = yobx::none;
 struct none_t {
+    template <class = void>
     friend bool operator==(none_t, none_t) noexcept { return true; }
 };
 inline constexpr none_t none{};

@@ -35,6 +35,7 @@ struct Node {
     std::vector<std::string> keys;  // an object's member names, in document order
 
     /// The member named key, or nullptr.
+    template <class = void>
     const Node* find(std::string_view key) const {
         for (std::size_t i = 0; i < keys.size(); ++i)
             if (keys[i] == key) return &array[i];
@@ -42,6 +43,7 @@ struct Node {
     }
 };
 
+template <class = void>
 inline std::string_view kind_name(Node::Kind k) {
     switch (k) {
         case Node::Kind::null: return "null";
@@ -62,6 +64,7 @@ public:
 
     Parser(std::string_view text, std::string who) : s_(text), who_(std::move(who)) {}
 
+    template <class = void>
     Node parse() {
         skip_ws();
         Node n = value(0);
@@ -71,10 +74,12 @@ public:
     }
 
 private:
+    template <class = void>
     [[noreturn]] void fail(const std::string& why) const {
         throw value_error(who_ + ": malformed JSON at offset " + std::to_string(i_) + ": " + why);
     }
 
+    template <class = void>
     std::string describe_char() const {
         if (i_ >= s_.size()) return "end of input";
         const unsigned char c = static_cast<unsigned char>(s_[i_]);
@@ -83,15 +88,18 @@ private:
         return std::string("byte 0x") + hex[c >> 4] + hex[c & 15];
     }
 
+    template <class = void>
     void skip_ws() {
         while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n' || s_[i_] == '\r')) ++i_;
     }
 
+    template <class = void>
     void expect_word(std::string_view w) {
         if (s_.substr(i_, w.size()) != w) fail("expected '" + std::string(w) + "'");
         i_ += w.size();
     }
 
+    template <class = void>
     Node value(int depth) {
         if (depth > max_depth) fail("nesting deeper than " + std::to_string(max_depth) + " levels");
         if (i_ >= s_.size()) fail("expected a value, got end of input");
@@ -109,6 +117,7 @@ private:
         }
     }
 
+    template <class = void>
     Node array(int depth) {
         Node n;
         n.kind = Node::Kind::array;
@@ -125,6 +134,7 @@ private:
         }
     }
 
+    template <class = void>
     Node object(int depth) {
         Node n;
         n.kind = Node::Kind::object;
@@ -150,6 +160,7 @@ private:
         }
     }
 
+    template <class = void>
     unsigned hex4() {
         if (s_.size() - i_ < 4) fail("truncated \\u escape");
         unsigned v = 0;
@@ -164,6 +175,7 @@ private:
         return v;
     }
 
+    template <class = void>
     static void put_utf8(std::string& out, unsigned cp) {
         if (cp < 0x80) out += static_cast<char>(cp);
         else if (cp < 0x800) {
@@ -181,6 +193,7 @@ private:
         }
     }
 
+    template <class = void>
     std::string string() {
         ++i_;  // opening quote
         std::string out;
@@ -220,6 +233,7 @@ private:
         }
     }
 
+    template <class = void>
     Node number() {
         const std::size_t start = i_;
         bool integral = true;
@@ -263,6 +277,7 @@ private:
 };
 
 /// Appends s as a JSON string literal (quotes and escapes included).
+template <class = void>
 inline void write_string(std::string& out, std::string_view s) {
     static constexpr char hex[] = "0123456789abcdef";
     out += '"';

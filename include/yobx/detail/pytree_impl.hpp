@@ -21,6 +21,7 @@ namespace yobx {
 namespace detail {
 
 // The comparison inline (it shares its reads of the spec with what follows), the message out of line.
+template <class = void>
 inline void check_leaf_count(std::size_t given, const TreeSpec& spec) {
     if (given != spec.num_leaves()) [[unlikely]]
         leaf_count_error(given, spec);

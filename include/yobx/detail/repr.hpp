@@ -15,6 +15,7 @@ namespace yobx::detail {
 
 /// repr(float) in Python: the shortest round-trip digits, fixed notation when
 /// the decimal exponent is in [-4, 16), scientific ("1e+16", "1.5e-07") otherwise.
+template <class = void>
 inline std::string repr_double(double v) {
     if (std::isnan(v)) return "nan";
     if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
@@ -51,6 +52,7 @@ inline std::string repr_double(double v) {
 
 /// repr(str) in Python: single quotes unless the text holds a ' and no ",
 /// backslash escapes for \\, the quote, \n \r \t and other control characters.
+template <class = void>
 inline std::string repr_string(std::string_view s) {
     const bool dq = s.find('\'') != std::string_view::npos && s.find('"') == std::string_view::npos;
     const char q = dq ? '"' : '\'';

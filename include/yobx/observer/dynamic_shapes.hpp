@@ -54,6 +54,7 @@ struct DimDefinitions {
 namespace detail {
 
 // A label as a Python identifier: other characters become '_', a leading digit gets a '_' before it.
+template <class = void>
 inline std::string python_identifier(std::string_view label) {
     std::string out;
     for (char ch : label) out += (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_') ? ch : '_';
@@ -74,6 +75,7 @@ public:
 
     DynamicShapes() = default;  // None
     /// A tensor with these dynamic axes (in increasing axis order).
+    template <class = void>
     static DynamicShapes tensor(std::vector<DynamicDim> dims) {
         for (std::size_t i = 1; i < dims.size(); ++i)
             if (dims[i].axis <= dims[i - 1].axis)
@@ -83,8 +85,11 @@ public:
         d.dims_ = std::move(dims);
         return d;
     }
+    template <class = void>
     static DynamicShapes tuple(std::vector<DynamicShapes> items = {}) { return DynamicShapes(Kind::tuple, std::move(items)); }
+    template <class = void>
     static DynamicShapes list(std::vector<DynamicShapes> items = {}) { return DynamicShapes(Kind::list, std::move(items)); }
+    template <class = void>
     static DynamicShapes dict(ordered_dict<DynamicShapes> d) {
         DynamicShapes out(Kind::dict);
         out.dict_ = std::move(d);
@@ -92,29 +97,36 @@ public:
     }
 
     Kind kind() const noexcept { return kind_; }
+    template <class = void>
     bool is_none() const noexcept { return kind_ == Kind::none; }
     /// The dynamic axes of a tensor entry.
+    template <class = void>
     const std::vector<DynamicDim>& dims() const {
         expect(Kind::tensor, "a tensor entry");
         return dims_;
     }
+    template <class = void>
     std::vector<DynamicDim>& dims() {
         expect(Kind::tensor, "a tensor entry");
         return dims_;
     }
     /// The items of a tuple or list.
+    template <class = void>
     const std::vector<DynamicShapes>& items() const {
         if (kind_ != Kind::tuple && kind_ != Kind::list) wrong("a tuple or a list");
         return items_;
     }
+    template <class = void>
     std::vector<DynamicShapes>& items() {
         if (kind_ != Kind::tuple && kind_ != Kind::list) wrong("a tuple or a list");
         return items_;
     }
+    template <class = void>
     const ordered_dict<DynamicShapes>& dict() const {
         expect(Kind::dict, "a dict");
         return dict_;
     }
+    template <class = void>
     ordered_dict<DynamicShapes>& dict() {
         expect(Kind::dict, "a dict");
         return dict_;
@@ -130,12 +142,14 @@ public:
         if (i >= it.size()) throw value_error("DynamicShapes: index " + std::to_string(i) + " out of range (size " + std::to_string(it.size()) + ")");
         return it[i];
     }
+    template <class = void>
     const DynamicShapes& operator[](std::string_view key) const {
         const auto& d = dict();
         auto it = d.find(key);
         if (it == d.end()) throw value_error("DynamicShapes: no key " + detail::repr_string(key));
         return it->second;
     }
+    template <class = void>
     const DynamicShapes& operator[](const char* key) const { return (*this)[std::string_view(key)]; }
 
     /// The Python literal the real torch.export.export (torch 2.x) accepts as printed. Every
@@ -151,6 +165,7 @@ public:
     /// per label (torch.export.Dim.DYNAMIC, or torch.export.Dim objects with named_dims or bounds),
     /// the relations (derived Dims with named_dims, comments otherwise), then `dynamic_shapes = {...}`
     /// using the names.
+    template <class = void>
     std::string to_python() const {
         std::string s;
         if (definitions_) {
@@ -169,6 +184,7 @@ public:
     /// `{'x': {0: 'batch', 1: torch.export.Dim.DYNAMIC}, 'flag': None}`, `({},)`, `[{2: 'past'}]`.
     /// For tools that name dimensions with strings (ONNX dim_params); torch.export (2.6) refuses
     /// it ("expected None, an int, a Dim, Dim.AUTO, Dim.STATIC, or Dim.DYNAMIC").
+    template <class = void>
     std::string to_python_strings() const {
         std::string s;
         print_python(s, Form::strings);
@@ -177,11 +193,13 @@ public:
 
     /// The Dim definitions, when infer_dynamic_shapes made them (derived_dims).
     const std::optional<DimDefinitions>& definitions() const noexcept { return definitions_; }
+    template <class = void>
     void set_definitions(std::optional<DimDefinitions> d) { definitions_ = std::move(d); }
 
     /// JSON with no ambiguity between the kinds: null (None),
     /// {"dims": {"0": "batch", "1": null}} (a tensor; null is Dim.DYNAMIC),
     /// {"tuple": [...]}, [...] (a list), {"dict": {"x": ...}}.
+    template <class = void>
     std::string to_json() const {
         std::string s;
         print_json(s);
@@ -192,11 +210,14 @@ public:
 
 private:
     explicit DynamicShapes(Kind k) : kind_(k) {}
+    template <class = void>
     DynamicShapes(Kind k, std::vector<DynamicShapes> items) : kind_(k), items_(std::move(items)) {}
 
+    template <class = void>
     [[noreturn]] void wrong(std::string_view expected) const {
         throw type_error("DynamicShapes: expected " + std::string(expected) + ", got " + to_python_strings());
     }
+    template <class = void>
     void expect(Kind k, std::string_view what) const {
         if (kind_ != k) wrong(what);
     }
@@ -205,6 +226,7 @@ private:
     // dynamic: every axis torch.export.Dim.DYNAMIC.
     enum class Form { strings, names, dynamic };
 
+    template <class = void>
     bool has_label() const {
         if (kind_ == Kind::tensor)
             return std::any_of(dims_.begin(), dims_.end(), [](const DynamicDim& d) { return d.label.has_value(); });
@@ -213,6 +235,7 @@ private:
         return std::any_of(items_.begin(), items_.end(), [](const DynamicShapes& d) { return d.has_label(); });
     }
 
+    template <class = void>
     void print_python(std::string& s, Form form) const {
         switch (kind_) {
             case Kind::none: s += "None"; return;
@@ -255,6 +278,7 @@ private:
 
     // The labels of one entry for its comment: `{0: batch_size, 1: sequence_length}` for a tensor,
     // `each tensor {...}` for a container whose tensors all have the same, the seed's form otherwise.
+    template <class = void>
     std::string label_comment() const {
         const auto tensor_text = [](const std::vector<DynamicDim>& dims) {
             std::string t = "{";
@@ -289,6 +313,7 @@ private:
     // One entry per line, each after a comment with its labels; the closing bracket on a line of its
     // own, so that the literal can be followed by `)` in a call. A root that is not a container (never
     // the observer's, which mirrors arguments) is one line.
+    template <class = void>
     void print_commented(std::string& s) const {
         const auto entry = [&](std::string comment_name, const DynamicShapes& v, std::string key) {
             if (v.has_label()) s += "    # " + comment_name + ": " + v.label_comment() + "\n";
@@ -309,6 +334,7 @@ private:
         }
     }
 
+    template <class = void>
     void print_definitions(std::string& s) const {
         const DimDefinitions& d = *definitions_;
         std::map<std::string, const DimRelation*> derived;  // written as derived Dims
@@ -353,6 +379,7 @@ private:
         }
     }
 
+    template <class = void>
     void print_json(std::string& s) const {
         switch (kind_) {
             case Kind::none: s += "null"; return;

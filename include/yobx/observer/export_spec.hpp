@@ -68,6 +68,7 @@ struct AbsentInput {
     friend bool operator==(const AbsentInput&, const AbsentInput&) = default;
 
     /// One line: "attention_mask: absent from call(s) 0, 2; fill ones, checked: reproduces every call (tried automatic, zeros, ones)".
+    template <class = void>
     std::string to_string() const {
         std::string s = name + ": absent from call(s) " + join(calls) + "; fill " + fill + (user ? " (given)" : "");
         if (!checked) return s + ", not checked (give check_fills or infer_export_spec a runner of the model)";
@@ -86,8 +87,10 @@ struct AbsentInput {
         return s;
     }
 
+    template <class = void>
     friend std::ostream& operator<<(std::ostream& os, const AbsentInput& a) { return os << a.to_string(); }
 
+    template <class = void>
     static std::string join(const std::vector<std::size_t>& v) {
         std::string s;
         for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
@@ -115,9 +118,11 @@ public:
     friend bool operator==(const ExportSpec&, const ExportSpec&) = default;
 
     /// The dynamic shapes as Python (see DynamicShapes::to_python).
+    template <class = void>
     std::string to_python() const { return dynamic_shapes.to_python(); }
 
     /// The report a person reads before exporting.
+    template <class = void>
     std::string report() const {
         std::string s = "Export readiness: " + std::to_string(num_calls) + " observed call(s), " +
                         std::to_string(inputs.size()) + " input tensor(s).\n\nInputs:\n";
@@ -167,6 +172,7 @@ public:
     }
 
     /// The whole spec as JSON (the report's JSON form); from_json reads it back.
+    template <class = void>
     std::string to_json() const {
         std::string s = "{\"yobx_export_spec\": 1, \"num_calls\": " + std::to_string(num_calls) +
                         ", \"dynamic_shapes\": " + dynamic_shapes.to_json() + ", \"derived_dims\": ";
@@ -249,6 +255,7 @@ public:
     }
 
     /// Loads what to_json wrote. Throws value_error naming the JSON path and what was expected.
+    template <class = void>
     static ExportSpec from_json(std::string_view text) {
         using detail::json::Node;
         const Node doc = detail::json::Parser(text, "ExportSpec.from_json").parse();
@@ -347,6 +354,7 @@ public:
     /// A TensorRT optimization profile as JSON, {input: {"min": [...], "opt": [...], "max": [...]}}.
     /// min and max are per axis over the calls (a label's user bounds win); opt is the most
     /// frequent observed shape (the earliest on a tie), or opt[input] when given.
+    template <class = void>
     std::string tensorrt_profile(const std::map<std::string, std::vector<std::int64_t>>& opt = {}) const {
         for (const auto& entry : opt)  // (not a structured binding: clang 14 cannot capture one)
             if (std::none_of(inputs.begin(), inputs.end(), [&](const InputSpec& in) { return in.name == entry.first; }))
@@ -405,6 +413,7 @@ public:
     /// ONNX Runtime (each label's most frequent observed size, the smallest on a tie):
     /// {"dim_params": {input: {"0": "batch_size"}}, "free_dimension_overrides": {"batch_size": 2}}.
     /// An axis with no label is named `<input>_dim_<axis>` (dots made underscores).
+    template <class = void>
     std::string onnx_dims() const {
         std::string s = "{\"dim_params\": {";
         bool first = true;
@@ -451,6 +460,7 @@ public:
 
 private:
     // Every shape of one rank, every dynamic axis within it (what from_json checks, for specs built by hand).
+    template <class = void>
     static void check_input(const InputSpec& in) {
         std::optional<std::size_t> rank;
         for (const auto& sh : in.shapes) {
@@ -465,16 +475,20 @@ private:
                                   " is beyond the rank of its shapes");
     }
 
+    template <class = void>
     static std::string shape_text(const std::optional<std::vector<std::int64_t>>& sh) {
         if (!sh) return "absent";
         std::string s = "[";
         for (std::size_t i = 0; i < sh->size(); ++i) s += (i ? ", " : "") + std::to_string((*sh)[i]);
         return s + "]";
     }
+    template <class = void>
     static std::string join(const std::vector<std::size_t>& v) { return AbsentInput::join(v); }
+    template <class = void>
     static void write_indices(std::string& s, const std::vector<std::size_t>& v) {
         write_ints(s, std::vector<std::int64_t>(v.begin(), v.end()));
     }
+    template <class = void>
     static void write_strings(std::string& s, const std::vector<std::string>& v) {
         s += "[";
         for (std::size_t i = 0; i < v.size(); ++i) {
@@ -483,11 +497,13 @@ private:
         }
         s += "]";
     }
+    template <class = void>
     static void write_ints(std::string& s, const std::vector<std::int64_t>& v) {
         s += "[";
         for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
         s += "]";
     }
+    template <class = void>
     static std::string_view kind_name(RelationKind k) {
         switch (k) {
             case RelationKind::offset: return "offset";
@@ -497,6 +513,7 @@ private:
         }
         return "?";
     }
+    template <class = void>
     static void write_relations(std::string& s, const std::vector<DimRelation>& rs) {
         s += "[";
         for (std::size_t i = 0; i < rs.size(); ++i) {
@@ -518,12 +535,15 @@ private:
     // from_json's checks, each error naming the JSON path.
     struct Reader {
         using Node = detail::json::Node;
+        template <class = void>
         [[noreturn]] void fail(const std::string& at, const std::string& why) const {
             throw value_error("ExportSpec.from_json: " + at + ": " + why);
         }
+        template <class = void>
         [[noreturn]] void wrong(const std::string& at, std::string_view expected, const Node& got) const {
             fail(at, "expected " + std::string(expected) + ", got " + std::string(detail::json::kind_name(got.kind)));
         }
+        template <class = void>
         void object(const Node& n, const std::string& at) const {
             if (n.kind != Node::Kind::object) wrong(at, "an object", n);
         }
@@ -536,21 +556,26 @@ private:
                 f(n.array[i], eat);
             }
         }
+        template <class = void>
         const Node& need_any(const Node& n, const std::string& at, std::string_view key) const {
             const Node* m = n.find(key);
             if (!m) fail(at, "missing member \"" + std::string(key) + "\"");
             return *m;
         }
+        template <class = void>
         const Node& need(const Node& n, const std::string& at, std::string_view key, Node::Kind kind) const {
             const Node& m = need_any(n, at, key);
             if (m.kind != kind) wrong(at + "." + std::string(key), detail::json::kind_name(kind), m);
             return m;
         }
+        template <class = void>
         std::int64_t non_negative_value(std::int64_t v, const std::string& at) const {
             if (v < 0) fail(at, "expected a non-negative integer, got " + std::to_string(v));
             return v;
         }
+        template <class = void>
         std::int64_t non_negative(const Node& n, const std::string& at) const { return non_negative_value(n.integer, at); }
+        template <class = void>
         std::vector<std::int64_t> ints(const Node& n, const std::string& at) const {
             if (n.kind != Node::Kind::array) wrong(at, "an array of integers", n);
             std::vector<std::int64_t> out;
@@ -561,11 +586,13 @@ private:
             return out;
         }
         // Call indices: non-negative integers.
+        template <class = void>
         std::vector<std::size_t> indices(const Node& n, const std::string& at) const {
             std::vector<std::size_t> out;
             for (auto c : ints(n, at)) out.push_back(static_cast<std::size_t>(non_negative_value(c, at)));
             return out;
         }
+        template <class = void>
         std::vector<std::string> strings(const Node& n, const std::string& at) const {
             std::vector<std::string> out;
             for (std::size_t i = 0; i < n.array.size(); ++i) {
@@ -574,6 +601,7 @@ private:
             }
             return out;
         }
+        template <class = void>
         std::vector<DynamicDim> dims(const Node& n, const std::string& at) const {
             std::vector<DynamicDim> out;
             for (std::size_t i = 0; i < n.keys.size(); ++i) {
@@ -590,6 +618,7 @@ private:
             }
             return out;
         }
+        template <class = void>
         DynamicShapes shapes(const Node& n, const std::string& at) const {
             switch (n.kind) {
                 case Node::Kind::null: return DynamicShapes();
@@ -626,6 +655,7 @@ private:
                 default: wrong(at, "null, an array or an object", n);
             }
         }
+        template <class = void>
         std::vector<DimRelation> relations(const Node& n, const std::string& at) const {
             std::vector<DimRelation> out;
             each_object(n, at, [&](const Node& m, const std::string& rat) {

@@ -36,6 +36,7 @@ concept has_full = requires(const T& t, const std::vector<std::int64_t>& shape, 
     { tensor_traits<T>::full(shape, value, t) } -> std::same_as<T>;
 };
 
+template <class = void>
 inline std::string number_text(double v) {
     std::ostringstream os;
     os << v;

@@ -83,12 +83,14 @@ Value<T> default_as_value(const DefaultValue& d) {
     return std::visit([](const auto& x) { return Value<T>(x); }, *d.value());
 }
 
+template <class = void>
 inline std::string repr_names(const std::vector<std::string>& names) {
     std::string s = "[";
     for (std::size_t i = 0; i < names.size(); ++i) s += (i ? ", " : "") + repr_string(names[i]);
     return s + "]";
 }
 
+template <class = void>
 inline std::string repr_shape(const std::vector<std::int64_t>& shape) {
     std::string s = "(";
     for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);

@@ -26,19 +26,27 @@ namespace yobx {
 /// An input named by its parameter name ("input_ids") or its position (0).
 class ArgRef {
 public:
+    template <class = void>
     ArgRef(const char* name) : v_(std::string(name)) {}
+    template <class = void>
     ArgRef(std::string name) : v_(std::move(name)) {}
+    template <class = void>
     ArgRef(std::string_view name) : v_(std::string(name)) {}
     template <std::integral I>
         requires(!std::same_as<I, bool> && !std::same_as<I, char>)
     ArgRef(I position) : v_(static_cast<std::int64_t>(position)) {}
 
+    template <class = void>
     bool is_position() const noexcept { return v_.index() == 0; }
+    template <class = void>
     std::int64_t position() const { return std::get<std::int64_t>(v_); }
+    template <class = void>
     const std::string& name() const { return std::get<std::string>(v_); }
     /// Python's repr of the key: 'pixel_values' or 3.
+    template <class = void>
     std::string repr() const { return is_position() ? std::to_string(position()) : detail::repr_string(name()); }
     friend bool operator==(const ArgRef&, const ArgRef&) = default;
+    template <class = void>
     friend std::ostream& operator<<(std::ostream& os, const ArgRef& r) { return os << r.repr(); }
 
 private:
@@ -51,11 +59,14 @@ class BatchDimensionFor {
 public:
     BatchDimensionFor() = default;
     BatchDimensionFor(bool all) : all_(all) {}
+    template <class = void>
     BatchDimensionFor(std::initializer_list<ArgRef> inputs) : inputs_(inputs) {}
+    template <class = void>
     BatchDimensionFor(std::vector<ArgRef> inputs) : inputs_(std::move(inputs)) {}
 
     bool all() const noexcept { return all_; }
     const std::vector<ArgRef>& inputs() const noexcept { return inputs_; }
+    template <class = void>
     bool empty() const noexcept { return !all_ && inputs_.empty(); }
 
 private:
@@ -77,9 +88,12 @@ public:
 
     DimNames() = default;
     DimNames(bool automatic) : mode_(automatic ? Mode::automatic : Mode::none) {}
+    template <class = void>
     DimNames(std::initializer_list<std::pair<ArgRef, std::map<std::int64_t, std::string>>> map)
         : mode_(Mode::explicit_map), map_(map) {}
+    template <class = void>
     explicit DimNames(Map map) : mode_(Mode::explicit_map), map_(std::move(map)) {}
+    template <class = void>
     static DimNames automatic() { return DimNames(true); }
 
     Mode mode() const noexcept { return mode_; }

@@ -29,6 +29,7 @@ struct DimSeries {
     std::string label;
     std::vector<std::optional<std::int64_t>> values;
     std::vector<bool> imputed = {};  // empty: nothing imputed
+    template <class = void>
     bool is_imputed(std::size_t c) const { return c < imputed.size() && imputed[c]; }
     friend bool operator==(const DimSeries&, const DimSeries&) = default;
 };
@@ -49,8 +50,10 @@ struct DimRelation {
     std::size_t fits = 1;         // the constants that fit every call (floordiv: k, k+1, ... may); a relation needs one
 
     /// Whether torch.export.Dim can express it (Dim + int, int*Dim).
+    template <class = void>
     bool torch_expressible() const noexcept { return kind == RelationKind::offset || kind == RelationKind::scale; }
     /// The right-hand side: "past_sequence_length + sequence_length", "seq + 1", "seq - 1", "2*seq", "seq//2".
+    template <class = void>
     std::string expression() const {
         switch (kind) {
             case RelationKind::offset:
@@ -62,7 +65,9 @@ struct DimRelation {
         return {};
     }
     /// "total_sequence_length = past_sequence_length + sequence_length".
+    template <class = void>
     std::string to_string() const { return dim + " = " + expression(); }
+    template <class = void>
     friend std::ostream& operator<<(std::ostream& os, const DimRelation& r) { return os << r.to_string(); }
     friend bool operator==(const DimRelation&, const DimRelation&) = default;
 };
@@ -83,6 +88,7 @@ struct Relations {
 namespace detail {
 
 // The calls where every series has a value.
+template <class = void>
 inline std::vector<std::size_t> common_calls(std::initializer_list<const DimSeries*> series) {
     std::size_t n = 0;
     for (const DimSeries* s : series) n = std::max(n, s->values.size());
@@ -95,12 +101,14 @@ inline std::vector<std::size_t> common_calls(std::initializer_list<const DimSeri
     return out;
 }
 
+template <class = void>
 inline std::int64_t floor_div(std::int64_t a, std::int64_t k) {
     const std::int64_t q = a / k;
     return (a % k != 0 && ((a < 0) != (k < 0))) ? q - 1 : q;
 }
 
 // The one-base relations d = f(a) that hold on every call where both are known.
+template <class = void>
 inline std::vector<DimRelation> unary_candidates(const DimSeries& d, const DimSeries& a) {
     std::vector<DimRelation> out;
     const auto calls = common_calls({&d, &a});
@@ -167,6 +175,7 @@ inline std::vector<DimRelation> unary_candidates(const DimSeries& d, const DimSe
 
 // outer (d = f(a)) rewritten on inner (a = g(b)): d = f(g(b)) when one kind expresses it, on positive sizes:
 // k1*(k2*b), (b + c2) + c1, (b//k2)//k1 = b//(k1*k2), (k2*b)//k1 = (k2/k1)*b or b//(k1/k2).
+template <class = void>
 inline std::optional<DimRelation> compose(const DimRelation& outer, const DimRelation& inner) {
     if (outer.kind == RelationKind::sum || inner.kind == RelationKind::sum) return std::nullopt;
     DimRelation r = outer;
@@ -214,6 +223,7 @@ inline std::optional<DimRelation> compose(const DimRelation& outer, const DimRel
 /// term (by its largest observed size) comes first.
 ///   find_relations({{"seq", {5, 1, 1}}, {"past", {0, 5, 6}}, {"total", {5, 6, 7}}})
 ///     .relations[0].to_string() == "total = past + seq"
+template <class = void>
 inline Relations find_relations(const std::vector<DimSeries>& series, const RelationOptions& options = {}) {
     std::vector<DimRelation> candidates;
     for (std::size_t i = 0; i < series.size(); ++i) {

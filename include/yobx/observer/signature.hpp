@@ -32,18 +32,27 @@ class DefaultValue {
 public:
     DefaultValue() = default;  // None
     DefaultValue(const none_t&) {}
+    template <class = void>
     DefaultValue(bool b) : v_(Constant(b)) {}
+    template <class = void>
     DefaultValue(int i) : v_(Constant(std::int64_t{i})) {}
+    template <class = void>
     DefaultValue(std::int64_t i) : v_(Constant(i)) {}
+    template <class = void>
     DefaultValue(double d) : v_(Constant(d)) {}
+    template <class = void>
     DefaultValue(const char* s) : v_(Constant(std::string(s))) {}
+    template <class = void>
     DefaultValue(std::string s) : v_(Constant(std::move(s))) {}
 
+    template <class = void>
     bool is_none() const noexcept { return !v_.has_value(); }
     /// The constant, or nullopt for None.
     const std::optional<Constant>& value() const noexcept { return v_; }
     /// Python's repr: None, True, 3, 0.5, 'text'.
+    template <class = void>
     std::string repr() const { return v_ ? yobx::repr(*v_) : "None"; }
+    template <class = void>
     friend std::ostream& operator<<(std::ostream& os, const DefaultValue& d) { return os << d.repr(); }
     friend bool operator==(const DefaultValue&, const DefaultValue&) = default;
 
@@ -60,18 +69,24 @@ struct Parameter {
 };
 
 /// `x` (no default) or `x=default`, positional or keyword.
+template <class = void>
 inline Parameter param(std::string name) { return {std::move(name), ParamKind::positional_or_keyword, std::nullopt}; }
+template <class = void>
 inline Parameter param(std::string name, DefaultValue d) {
     return {std::move(name), ParamKind::positional_or_keyword, std::move(d)};
 }
 /// A keyword-only parameter (after `*` or `*args` in Python).
+template <class = void>
 inline Parameter kw_only(std::string name) { return {std::move(name), ParamKind::keyword_only, std::nullopt}; }
+template <class = void>
 inline Parameter kw_only(std::string name, DefaultValue d) {
     return {std::move(name), ParamKind::keyword_only, std::move(d)};
 }
 /// `*args`.
+template <class = void>
 inline Parameter var_args(std::string name) { return {std::move(name), ParamKind::var_positional, std::nullopt}; }
 /// `**kwargs`.
+template <class = void>
 inline Parameter var_kwargs(std::string name) { return {std::move(name), ParamKind::var_keyword, std::nullopt}; }
 
 /// The parameters of an observed function, in Python's order:
@@ -84,7 +99,9 @@ inline Parameter var_kwargs(std::string name) { return {std::move(name), ParamKi
 class Signature {
 public:
     Signature() = default;
+    template <class = void>
     Signature(std::initializer_list<Parameter> params) : Signature(std::vector<Parameter>(params)) {}
+    template <class = void>
     explicit Signature(std::vector<Parameter> params) : params_(std::move(params)) {
         int stage = 0;  // 0 positional, 1 after *args, 2 keyword-only, 3 after **kwargs
         bool seen_default = false;
@@ -123,10 +140,13 @@ public:
     }
 
     const std::vector<Parameter>& parameters() const noexcept { return params_; }
+    template <class = void>
     std::size_t size() const noexcept { return params_.size(); }
+    template <class = void>
     const Parameter& operator[](std::size_t i) const { return params_.at(i); }
 
     /// Every parameter name in order, variadic ones included (Python's list(sig.parameters)).
+    template <class = void>
     std::vector<std::string> names() const {
         std::vector<std::string> out;
         out.reserve(params_.size());
@@ -134,12 +154,14 @@ public:
         return out;
     }
     /// The index of a parameter, or nullopt.
+    template <class = void>
     std::optional<std::size_t> find(std::string_view name) const {
         for (std::size_t i = 0; i < params_.size(); ++i)
             if (params_[i].name == name) return i;
         return std::nullopt;
     }
     /// Whether name is a parameter that is neither `*args` nor `**kwargs`.
+    template <class = void>
     bool has_named(std::string_view name) const {
         const auto i = find(name);
         return i && params_[*i].kind != ParamKind::var_positional && params_[*i].kind != ParamKind::var_keyword;
@@ -147,17 +169,20 @@ public:
     /// Parameters that can be passed by position before `*args`.
     std::size_t num_positional() const noexcept { return n_positional_; }
     /// The name and position of `*args`, if any.
+    template <class = void>
     std::optional<std::pair<std::string, std::size_t>> var_positional() const {
         if (args_pos_ == npos) return std::nullopt;
         return std::pair{params_[args_pos_].name, args_pos_};
     }
     /// The name of `**kwargs`, if any.
+    template <class = void>
     std::optional<std::string> var_keyword() const {
         if (kwargs_pos_ == npos) return std::nullopt;
         return params_[kwargs_pos_].name;
     }
 
     /// Python's str(inspect.signature(f)): "(x, y=None, *args, flag=True, **kwargs)".
+    template <class = void>
     std::string to_string() const {
         std::string s = "(";
         bool star_written = false;
@@ -175,8 +200,10 @@ public:
         }
         return s + ")";
     }
+    template <class = void>
     friend std::ostream& operator<<(std::ostream& os, const Signature& sig) { return os << sig.to_string(); }
     /// The names as Python prints tuple(names): ('x', 'y') or ('x',).
+    template <class = void>
     std::string names_repr() const {
         std::string s = "(";
         for (std::size_t i = 0; i < params_.size(); ++i) {
@@ -187,6 +214,7 @@ public:
         return s + ")";
     }
 
+    template <class = void>
     friend bool operator==(const Signature& a, const Signature& b) { return a.params_ == b.params_; }
 
 private:

@@ -50,32 +50,32 @@ Shape patched_infer_size(ShapeEnv& env, const Shape& a, const Shape& b, Broadcas
 /// the first find_source of a pointer of their type (found by argument-dependent
 /// lookup: see register_deferred_sources in patch_source.hpp). Templates, as the
 /// rules are: a file that includes this header and uses nothing compiles none of them.
-template <class T = void>
+template <class = void>
 void register_deferred_sources(BroadcastShapesFn) {
-    static const bool once = detail::SourceRegistry::instance().add(&shape::default_broadcast_shapes<T>,
+    static const bool once = detail::SourceRegistry::instance().add(&shape::default_broadcast_shapes<>,
                                                                     &shape::default_broadcast_shapes_source) &&
-                             detail::SourceRegistry::instance().add(&patches::patched_broadcast_shapes<T>,
+                             detail::SourceRegistry::instance().add(&patches::patched_broadcast_shapes<>,
                                                                     &patches::patched_broadcast_shapes_source);
     (void)once;
 }
-template <class T = void>
+template <class = void>
 void register_deferred_sources(InferSizeFn) {
     static const bool once =
-        detail::SourceRegistry::instance().add(&shape::default_infer_size<T>, &shape::default_infer_size_source) &&
-        detail::SourceRegistry::instance().add(&patches::patched_infer_size<T>, &patches::patched_infer_size_source);
+        detail::SourceRegistry::instance().add(&shape::default_infer_size<>, &shape::default_infer_size_source) &&
+        detail::SourceRegistry::instance().add(&patches::patched_infer_size<>, &patches::patched_infer_size_source);
     (void)once;
 }
 
 /// The patches yobx ships, family "yobx": patched_broadcast_shapes and
 /// patched_infer_size on `shape_hooks`. Each call returns new patches; their
 /// diffs are against the default rules.
-template <class T = void>
+template <class = void>
 PatchDetails shipped_patches() {
-    PatchInfo broadcast = PatchInfo::make(&patches::patched_broadcast_shapes<T>, shape_hooks.broadcast_shapes,
+    PatchInfo broadcast = PatchInfo::make(&patches::patched_broadcast_shapes<>, shape_hooks.broadcast_shapes,
                                           {.original = "default_broadcast_shapes", .family = "yobx"});
     broadcast.set_original_source(shape::default_broadcast_shapes_source());
     PatchInfo infer_size =
-        PatchInfo::make(&patches::patched_infer_size<T>, shape_hooks.infer_size, {.original = "default_infer_size", .family = "yobx"});
+        PatchInfo::make(&patches::patched_infer_size<>, shape_hooks.infer_size, {.original = "default_infer_size", .family = "yobx"});
     infer_size.set_original_source(shape::default_infer_size_source());
     return {broadcast, infer_size};
 }

@@ -292,12 +292,12 @@ private:
 
 namespace shape::detail {
 struct DefaultBroadcastShapes {
-    template <class T = void>
-    static BroadcastShapesFn get() noexcept { return &default_broadcast_shapes<T>; }
+    template <class = void>
+    static BroadcastShapesFn get() noexcept { return &default_broadcast_shapes<>; }
 };
 struct DefaultInferSize {
-    template <class T = void>
-    static InferSizeFn get() noexcept { return &default_infer_size<T>; }
+    template <class = void>
+    static InferSizeFn get() noexcept { return &default_infer_size<>; }
 };
 }  // namespace shape::detail
 

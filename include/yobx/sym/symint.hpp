@@ -23,6 +23,7 @@
 #include <yobx/detail/source_location.hpp>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -44,8 +45,11 @@ std::string describe(const SymbolValues& values) {
 
 /// evaluate(node) with the symbols' values taken from `values`; a missing value,
 /// an overflow or a zero divisor is a value_error naming `expr` and the values.
+/// The return type is written out: a deduced one is compiled wherever a
+/// template names the function, used or not (docs/performance.md).
 template <class Node, class Expr>
-auto evaluate_checked(const Node& node, const SymbolValues& values, const Expr& expr) {
+auto evaluate_checked(const Node& node, const SymbolValues& values, const Expr& expr)
+    -> std::conditional_t<std::is_same_v<Node, BoolNode>, bool, std::int64_t> {
     auto value_of = [&](const Atom& a) {
         const auto it = values.find(a.name);
         if (it == values.end()) throw value_error("evaluate_with: no value for symbol " + a.name + " in " + expr.to_string());

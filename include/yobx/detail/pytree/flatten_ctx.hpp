@@ -47,7 +47,11 @@ struct index_iterator {
 // thread keeps between flattens, building goes on from there, and finish()
 // interns the result (TreeSpec::intern). A nested flatten (a pytree_node
 // that calls tree_flatten) finds those vectors taken and grows its own.
-class SpecRecorder {
+// A template (used as SpecRecorder = SpecRecorderT<>) so that a file that
+// flattens nothing does not compile it: its constructor and destructor
+// cannot be member templates.
+template <class = void>
+class SpecRecorderT {
 public:
     // An open container: its node and the leaf count when it was opened.
     struct Open {
@@ -55,10 +59,10 @@ public:
         std::uint32_t leaves;
     };
 
-    SpecRecorder() : expect_(TreeSpec::last_interned()) {
+    SpecRecorderT() : expect_(TreeSpec::last_interned()) {
         if (!expect_) start_building();
     }
-    ~SpecRecorder() {
+    ~SpecRecorderT() {
         if (!building_) return;
         b_.data.nodes.clear();
         b_.data.strings.clear();
@@ -67,8 +71,8 @@ public:
         if (b_.data.nodes.capacity() > max_kept_nodes) b_.data.nodes = {};
         swap_with_store();
     }
-    SpecRecorder(const SpecRecorder&) = delete;
-    SpecRecorder& operator=(const SpecRecorder&) = delete;
+    SpecRecorderT(const SpecRecorderT&) = delete;
+    SpecRecorderT& operator=(const SpecRecorderT&) = delete;
 
     // Each step below checks the next piece against the last spec inline
     // (always: GCC's per-unit inlining budget would otherwise make it a call
@@ -233,6 +237,7 @@ private:
     bool building_ = false;
     SpecBuilder b_;
 };
+using SpecRecorder = SpecRecorderT<>;
 
 // Where flatten puts the leaves: copies in a vector, addresses in a vector,
 // or addresses in an array the caller sized (the leaf count fixed by the type).

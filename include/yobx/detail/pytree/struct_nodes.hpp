@@ -207,7 +207,8 @@ struct node<X, Kind::dynamic> : dynamic_node<X> {
     }
 };
 
-[[noreturn, gnu::cold, gnu::noinline]] inline void leaf_count_error(std::size_t given, const TreeSpec& spec) {
+template <class = void>
+[[noreturn, gnu::cold, gnu::noinline]] void leaf_count_error(std::size_t given, const TreeSpec& spec) {
     throw value_error("tree_unflatten: the spec has " + std::to_string(spec.num_leaves()) + " leaves but " +
                       std::to_string(given) + " leaves were given");
 }
