@@ -25,9 +25,9 @@ public:
     explicit Parser(std::string_view text, const char* who) : text_(text), who_(who) {}
 
     SymInt whole_int() {
-        SymInt r = expr();
+        Poly r = expr();
         expect_end();
-        return r;
+        return SymInt(std::move(r));
     }
     SymBool whole_bool() {
         SymBool r = bool_or();
@@ -112,6 +112,37 @@ private:
         return static_cast<std::int64_t>(v);
     }
 
+    /// f() on canonical forms, without a SymInt per operation; when it fails (overflow, a
+    /// zero divisor, a too large result), the SymInt operation `again()` is run for the
+    /// error it throws, the one parse_sym reports.
+    template <class F, class Again>
+    static Poly checked(F&& f, Again&& again) {
+        try {
+            return f();
+        } catch (const overflow&) {
+        } catch (const zero_division&) {
+        } catch (const too_large&) {
+        }
+        return again().poly();
+    }
+    static SymInt boxed(const Poly& p) { return SymInt(p); }
+    static Poly plus(const Poly& a, const Poly& b) {
+        return checked([&] { return add(a, b); }, [&] { return boxed(a) + boxed(b); });
+    }
+    static Poly minus(const Poly& a, const Poly& b) {
+        return checked([&] { return sub(a, b); }, [&] { return boxed(a) - boxed(b); });
+    }
+    static Poly times(const Poly& a, const Poly& b) {
+        return checked([&] { return mul(a, b); }, [&] { return boxed(a) * boxed(b); });
+    }
+    static Poly quotient(const Poly& a, const Poly& b) {
+        return checked([&] { return floordiv(a, b); }, [&] { return floordiv(boxed(a), boxed(b)); });
+    }
+    static Poly remainder(const Poly& a, const Poly& b) {
+        return checked([&] { return mod(a, b); }, [&] { return mod(boxed(a), boxed(b)); });
+    }
+    static Poly negative(const Poly& a) { return minus(constant(0), a); }
+
     struct Depth {
         Parser& p;
         explicit Depth(Parser& parser, std::size_t at) : p(parser) {
@@ -122,34 +153,34 @@ private:
         Depth& operator=(const Depth&) = delete;
     };
 
-    SymInt expr() {
-        SymInt acc = term();
+    Poly expr() {
+        Poly acc = term();
         for (;;) {
             if (accept("+"))
-                acc = acc + term();
+                acc = plus(acc, term());
             else if (accept("-"))
-                acc = acc - term();
+                acc = minus(acc, term());
             else
                 return acc;
         }
     }
 
-    SymInt term() {
-        SymInt acc = unary();
+    Poly term() {
+        Poly acc = unary();
         for (;;) {
             if (peek("**")) return acc;  // a second `**` (`s0**2**3`): not a `*`; the caller reports it
             if (accept("//"))
-                acc = floordiv(acc, unary());
+                acc = quotient(acc, unary());
             else if (accept("*"))
-                acc = acc * unary();
+                acc = times(acc, unary());
             else if (accept("%"))
-                acc = mod(acc, unary());
+                acc = remainder(acc, unary());
             else
                 return acc;
         }
     }
 
-    SymInt unary() {
+    Poly unary() {
         skip();
         const Depth guard(*this, pos_);
         if (accept("-")) {
@@ -157,35 +188,36 @@ private:
             if (pos_ < text_.size() && digit(text_[pos_])) {  // `-9223372036854775808` must read as one literal
                 const std::size_t at = pos_;
                 const std::int64_t v = literal(true);
-                if (!peek("**")) return SymInt(v);
+                if (!peek("**")) return constant(v);
                 if (v == i64_min) fail(at, "an integer that fits in int64");
-                return -power_of(SymInt(-v));  // Python: -2**2 == -(2**2)
+                return negative(power_of(constant(-v)));  // Python: -2**2 == -(2**2)
             }
-            return -unary();
+            return negative(unary());
         }
         if (accept("+")) return unary();
         return power_of(primary());
     }
 
-    SymInt power_of(const SymInt& base) {
+    Poly power_of(Poly base) {
         if (!accept("**")) return base;
         skip();
         if (peek("-")) fail(pos_, "a non-negative integer exponent");
         accept("+");
         skip();
         if (pos_ >= text_.size() || !digit(text_[pos_])) fail(pos_, "a non-negative integer exponent");
-        return pow(base, literal(false));
+        const std::int64_t e = literal(false);
+        return checked([&] { return power(base, e); }, [&] { return pow(boxed(base), e); });
     }
 
-    SymInt primary() {
+    Poly primary() {
         skip();
         const std::size_t start = pos_;
         if (pos_ >= text_.size()) fail(pos_, "a number, a symbol, '(' or Max/Min/Mod/FloorDiv");
         const char c = text_[pos_];
-        if (digit(c)) return SymInt(literal(false));
+        if (digit(c)) return constant(literal(false));
         if (c == '(') {
             ++pos_;
-            SymInt r = expr();
+            Poly r = expr();
             expect(")");
             return r;
         }
@@ -193,21 +225,28 @@ private:
         const std::string_view n = name();
         if (n == "Max" || n == "Min" || n == "Mod" || n == "FloorDiv") {
             expect("(");
-            std::vector<SymInt> args{expr()};
+            std::vector<Poly> args;
+            args.push_back(expr());
             while (accept(",")) args.push_back(expr());
             expect(")");
             if (n == "Max" || n == "Min") {
-                SymInt r = args[0];
-                for (std::size_t i = 1; i < args.size(); ++i) r = n == "Max" ? sym_max(r, args[i]) : sym_min(r, args[i]);
-                return r;
+                // pairwise from the left, as sym_max(sym_max(a, b), c)
+                const bool is_max = n == "Max";
+                const AtomKind kind = is_max ? AtomKind::max : AtomKind::min;
+                for (std::size_t i = 1; i < args.size(); ++i) {
+                    const std::vector<Poly> two{std::move(args[0]), std::move(args[i])};
+                    args[0] = checked([&] { return extremum(kind, two); },
+                                      [&] { return is_max ? sym_max(boxed(two[0]), boxed(two[1])) : sym_min(boxed(two[0]), boxed(two[1])); });
+                }
+                return std::move(args[0]);
             }
             if (args.size() != 2) fail(start, std::string(n) + " with exactly two arguments");
-            return n == "Mod" ? mod(args[0], args[1]) : floordiv(args[0], args[1]);
+            return n == "Mod" ? remainder(args[0], args[1]) : quotient(args[0], args[1]);
         }
         if (n == "Eq" || n == "Ne" || n == "True" || n == "False")
             fail(start, "an integer expression (" + std::string(n) + " is a condition)");
         if (peek("(")) fail(start, "Max, Min, Mod or FloorDiv before '(' (unknown function " + std::string(n) + ")");
-        return SymInt::symbol(n);
+        return symbol(n);  // a valid name, not a reserved one (read above)
     }
 
     // ------------------------------------------------------------ conditions
@@ -236,9 +275,9 @@ private:
         if (n == "False") return false;
         if (n == "Eq" || n == "Ne") {
             expect("(");
-            const SymInt a = expr();
+            const SymInt a(expr());
             expect(",");
-            const SymInt b = expr();
+            const SymInt b(expr());
             expect(")");
             return n == "Eq" ? a == b : a != b;
         }
@@ -269,15 +308,15 @@ private:
         return c == '+' || c == '-' || c == '*' || c == '/' || c == '%' || c == '<' || c == '>' || c == '=' || c == '!';
     }
     SymBool relation() {
-        const SymInt a = expr();
+        const SymInt a(expr());
         skip();
         const std::size_t at = pos_;
-        if (accept("==")) return a == expr();
-        if (accept("!=")) return a != expr();
-        if (accept("<=")) return a <= expr();
-        if (accept(">=")) return a >= expr();
-        if (accept("<")) return a < expr();
-        if (accept(">")) return a > expr();
+        if (accept("==")) return a == SymInt(expr());
+        if (accept("!=")) return a != SymInt(expr());
+        if (accept("<=")) return a <= SymInt(expr());
+        if (accept(">=")) return a >= SymInt(expr());
+        if (accept("<")) return a < SymInt(expr());
+        if (accept(">")) return a > SymInt(expr());
         fail(at, "a comparison (==, !=, <, <=, >, >=)");
     }
 

@@ -12,38 +12,84 @@ namespace yobx::detail::sym {
 
 /// Rebuilds p bottom-up through the canonical constructors. `visitor.symbol(atom_ptr)`
 /// returns the replacement of a symbol (or nullopt to keep it), `visitor.atom(kind, args)`
-/// builds FloorDiv/Mod/Max/Min from rebuilt arguments, and `visitor.term(coef, factors)`
-/// may rewrite a whole term before it is multiplied out (nullopt to keep it).
+/// builds FloorDiv/Mod/Max/Min from rebuilt arguments, `visitor.kept_atom(atom_ptr)` what
+/// an atom whose arguments stayed as they were becomes (nullopt: itself, as the canonical
+/// constructors would rebuild it), and `visitor.term(term)` may rewrite a whole term
+/// before it is multiplied out (nullopt to keep it): it is asked about every term the
+/// rebuild changed and every term with a FloorDiv factor, not about an unchanged term
+/// without one.
 template <class Visitor>
 Poly rebuild(const Poly& p, Visitor& visitor);
 
+/// rebuild(p, visitor), or nullopt when it is p: nothing replaced, no atom rewritten.
 template <class Visitor>
-Poly rebuild_atom(const AtomPtr& a, Visitor& visitor) {
-    if (a->kind == AtomKind::symbol) {
-        if (auto r = visitor.symbol(a)) return std::move(*r);
-        return from_atom(a);
-    }
+std::optional<Poly> rebuilt(const Poly& p, Visitor& visitor);
+
+/// What an atom becomes, or nullopt when it stays as it is.
+template <class Visitor>
+std::optional<Poly> rebuilt_atom(const AtomPtr& a, Visitor& visitor) {
+    if (a->kind == AtomKind::symbol) return visitor.symbol(a);
     std::vector<Poly> args;
-    args.reserve(a->args.size());
-    for (const auto& x : a->args) args.push_back(rebuild(x, visitor));
+    bool changed = false;
+    for (std::size_t i = 0; i < a->args.size(); ++i) {
+        std::optional<Poly> r = rebuilt(a->args[i], visitor);
+        if (r && !changed) {
+            changed = true;
+            args.reserve(a->args.size());
+            args.assign(a->args.begin(), a->args.begin() + static_cast<std::ptrdiff_t>(i));
+        }
+        if (changed) args.push_back(r ? std::move(*r) : a->args[i]);
+    }
+    if (!changed) return visitor.kept_atom(a);
     return visitor.atom(a->kind, args);
 }
 
 template <class Visitor>
-Poly rebuild(const Poly& p, Visitor& visitor) {
-    // as acc = add(acc, coef*x*y...) from acc = constant(p.constant), without the copies
-    Poly acc = constant(p.constant);
-    for (const auto& t : p.terms) {
+Poly rebuild_atom(const AtomPtr& a, Visitor& visitor) {
+    if (auto r = rebuilt_atom(a, visitor)) return std::move(*r);
+    return from_atom(a);
+}
+
+template <class Visitor>
+std::optional<Poly> rebuilt(const Poly& p, Visitor& visitor) {
+    // As acc = add(acc, coef*x*y...) from acc = constant(p.constant), without the copies.
+    // When settle() leaves p as it is on sight, so it does every part of p: an unchanged
+    // term is then itself and the sum of unchanged terms a prefix of p, built only once
+    // a term changes (and not at all when none does).
+    const bool on_sight = settled_on_sight(p);
+    std::optional<Poly> acc;
+    if (!on_sight) acc = constant(p.constant);
+    std::vector<std::optional<Poly>> xs;  // what the term's factors became, once one changed
+    for (std::size_t i = 0; i < p.terms.size(); ++i) {
+        const Term& t = p.terms[i];
+        xs.clear();
+        for (std::size_t j = 0; j < t.mono.size(); ++j) {
+            std::optional<Poly> x = rebuilt_atom(t.mono[j].atom, visitor);
+            if (x && xs.empty()) xs.resize(t.mono.size());
+            if (x) xs[j] = std::move(x);
+        }
+        const bool changed = !xs.empty();
+        if (!changed && on_sight) {
+            if (acc) *acc = add(*acc, from_sorted(0, {t}));
+            continue;
+        }
+        if (!acc) acc = from_sorted(p.constant, std::vector<Term>(p.terms.begin(), p.terms.begin() + static_cast<std::ptrdiff_t>(i)));
         std::optional<Poly> term;
-        for (const auto& f : t.mono) {
-            Poly x = rebuild_atom(f.atom, visitor);
-            if (f.exp != 1) x = power(x, f.exp);
+        for (std::size_t j = 0; j < t.mono.size(); ++j) {
+            Poly x = changed && xs[j] ? std::move(*xs[j]) : from_atom(t.mono[j].atom);
+            if (t.mono[j].exp != 1) x = power(x, t.mono[j].exp);
             term = term ? mul(*term, x) : settle(scale_raw(std::move(x), t.coef));
         }
         if (auto r = visitor.term(*term)) term = std::move(r);
-        acc = is_zero(acc) ? settle(std::move(*term)) : add(acc, *term);
+        *acc = is_zero(*acc) ? settle(std::move(*term)) : add(*acc, *term);
     }
     return acc;
+}
+
+template <class Visitor>
+Poly rebuild(const Poly& p, Visitor& visitor) {
+    if (auto r = rebuilt(p, visitor)) return std::move(*r);
+    return p;
 }
 
 /// The canonical constructors, for rebuild().
@@ -58,6 +104,7 @@ struct PlainAtoms {
     }
     template <class = void>
     Poly atom(AtomKind kind, const std::vector<Poly>& args) { return make(kind, args); }
+    std::optional<Poly> kept_atom(const AtomPtr&) { return std::nullopt; }
     std::optional<Poly> term(const Poly&) { return std::nullopt; }
 };
 

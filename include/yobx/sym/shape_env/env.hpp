@@ -441,6 +441,8 @@ private:
         template <class = void>
         Poly atom(AtomKind kind, const std::vector<Poly>& args) { return env.simplify_atom(kind, args); }
         template <class = void>
+        std::optional<Poly> kept_atom(const detail::sym::AtomPtr& a) { return env.atom_laws(*a); }
+        template <class = void>
         std::optional<Poly> term(const Poly& t) { return env.simplify_term(t); }
     };
     // simplify.hpp
@@ -450,6 +452,8 @@ private:
     Cond simplified(const Cond& c) const;
     template <class = void>
     Poly simplify_atom(AtomKind kind, const std::vector<Poly>& args) const;
+    template <class = void>
+    std::optional<Poly> atom_laws(const detail::sym::Atom& a) const;
     template <class = void>
     std::optional<std::int64_t> quotient_in_range(const Poly& num, const Poly& den) const;
     template <class = void>

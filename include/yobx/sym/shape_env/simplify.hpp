@@ -47,6 +47,16 @@ auto ShapeEnv::simplify_atom(AtomKind kind, const std::vector<Poly>& args) const
         Simplifier atoms_only{*this, true};
         return detail::sym::rebuild(p, atoms_only);
     }
+    if (auto r = atom_laws(*a)) return detail::sym::scale(*r, k);
+    return p;
+}
+
+/// What the ranges, replacements and facts make of the atom a as it stands: nullopt when
+/// no law applies (a stays).
+template <class>
+auto ShapeEnv::atom_laws(const detail::sym::Atom& atom) const -> std::optional<Poly> {
+    const detail::sym::Atom* a = &atom;
+    const AtomKind kind = a->kind;
     switch (kind) {
         case AtomKind::max:
         case AtomKind::min: {
@@ -59,10 +69,11 @@ auto ShapeEnv::simplify_atom(AtomKind kind, const std::vector<Poly>& args) const
                     const Poly d = kind == AtomKind::max ? detail::sym::sub(xs[i], xs[j]) : detail::sym::sub(xs[j], xs[i]);
                     if (decide_relation(BoolKind::le, d) == std::optional<bool>(true)) alive[i] = false;
                 }
+            if (std::find(alive.begin(), alive.end(), false) == alive.end()) return std::nullopt;
             std::vector<Poly> kept;
             for (std::size_t i = 0; i < xs.size(); ++i)
                 if (alive[i]) kept.push_back(xs[i]);
-            return detail::sym::scale(detail::sym::extremum(kind, kept), k);
+            return detail::sym::extremum(kind, kept);
         }
         case AtomKind::floordiv:
         case AtomKind::mod: {
@@ -72,18 +83,18 @@ auto ShapeEnv::simplify_atom(AtomKind kind, const std::vector<Poly>& args) const
             // q*den <= num < (q + 1)*den for a q the ranges prove: num//den == q and
             // Mod(num, den) == num - q*den, whatever the sign of num's constant
             if (const auto q = quotient_in_range(num, den)) {
-                if (kind == AtomKind::floordiv) return ds::scale(ds::constant(*q), k);
-                return ds::scale(ds::sub(num, ds::scale(den, *q)), k);
+                if (kind == AtomKind::floordiv) return ds::constant(*q);
+                return ds::sub(num, ds::scale(den, *q));
             }
             // (x//a + c)//b == (x + c*a)//(a*b) for b >= 1 (b == 0 is outside the domain), c any
             // terms without a quotient
             const detail::sym::Atom* in = ds::lone_quotient(num);
             if (kind == AtomKind::floordiv && in && bound_of(den).lower >= 0) {
-                return ds::scale(simplified(ds::floordiv(ds::unnested(num, *in), ds::mul(in->args[1], den))), k);
+                return simplified(ds::floordiv(ds::unnested(num, *in), ds::mul(in->args[1], den)));
             }
             // Mod(x//a + c, b) == x//a + c - b*((x//a + c)//b) for b >= 0, whose quotient the rule above simplifies
             if (kind == AtomKind::mod && in && !den.is_constant() && bound_of(den).lower >= 0)
-                return ds::scale(ds::sub(num, ds::mul(den, simplify_atom(AtomKind::floordiv, {num, den}))), k);
+                return ds::sub(num, ds::mul(den, simplify_atom(AtomKind::floordiv, {num, den})));
             if (kind == AtomKind::mod && den.is_constant()) {
                 // terms known to be multiples of the divisor vanish: Mod(3*s0 + 2, 4) is 2 when 8 divides s0
                 std::vector<detail::sym::Term> kept;
@@ -92,11 +103,11 @@ auto ShapeEnv::simplify_atom(AtomKind kind, const std::vector<Poly>& args) const
                     if (!divisible(one, den.constant)) kept.push_back(t);
                 }
                 if (kept.size() != num.terms.size())
-                    return detail::sym::scale(detail::sym::mod(detail::sym::from_sorted(num.constant, std::move(kept)), den), k);
+                    return detail::sym::mod(detail::sym::from_sorted(num.constant, std::move(kept)), den);
             }
-            return p;
+            return std::nullopt;
         }
-        default: return p;
+        default: return std::nullopt;
     }
 }
 
