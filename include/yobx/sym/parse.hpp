@@ -225,7 +225,7 @@ private:
         const std::string_view n = name();
         if (n == "Max" || n == "Min" || n == "Mod" || n == "FloorDiv") {
             expect("(");
-            std::vector<Poly> args;
+            Polys args;
             args.push_back(expr());
             while (accept(",")) args.push_back(expr());
             expect(")");
@@ -234,7 +234,7 @@ private:
                 const bool is_max = n == "Max";
                 const AtomKind kind = is_max ? AtomKind::max : AtomKind::min;
                 for (std::size_t i = 1; i < args.size(); ++i) {
-                    const std::vector<Poly> two{std::move(args[0]), std::move(args[i])};
+                    const Polys two{std::move(args[0]), std::move(args[i])};
                     args[0] = checked([&] { return extremum(kind, two); },
                                       [&] { return is_max ? sym_max(boxed(two[0]), boxed(two[1])) : sym_min(boxed(two[0]), boxed(two[1])); });
                 }

@@ -238,7 +238,7 @@ public:
         if (p.is_constant())
             value_ = p.constant;
         else
-            expr_ = std::make_shared<const detail::sym::Poly>(std::move(detail::sym::seal(p)));
+            expr_ = std::allocate_shared<const detail::sym::Poly>(detail::CachedAllocator<detail::sym::Poly>{}, std::move(detail::sym::seal(p)));
     }
 
     /// Runs f (building a SymInt) and turns the arithmetic failures into value_errors
@@ -313,7 +313,7 @@ private:
     template <class = void>
     static SymInt extremum(detail::sym::AtomKind kind, std::initializer_list<SymInt> args) {
         if (args.size() == 0) throw value_error(kind == detail::sym::AtomKind::max ? "sym_max of no arguments" : "sym_min of no arguments");
-        std::vector<detail::sym::Poly> polys;
+        detail::sym::Polys polys;
         polys.reserve(args.size());
         for (const auto& a : args) polys.push_back(a.poly());
         return SymInt(detail::sym::extremum(kind, polys));

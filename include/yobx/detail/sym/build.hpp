@@ -55,7 +55,7 @@ Poly constant(std::int64_t c) {
 
 /// Terms already sorted and merged.
 template <class = void>
-Poly from_sorted(std::int64_t c, std::vector<Term> terms) {
+Poly from_sorted(std::int64_t c, Terms terms) {
     Poly p;
     p.constant = c;
     p.terms = std::move(terms);
@@ -65,9 +65,9 @@ Poly from_sorted(std::int64_t c, std::vector<Term> terms) {
 
 /// Sorts terms, merges equal monomials, drops zero coefficients.
 template <class = void>
-Poly normalized(std::int64_t c, std::vector<Term> terms) {
+Poly normalized(std::int64_t c, Terms terms) {
     std::sort(terms.begin(), terms.end(), [](const Term& x, const Term& y) { return cmp_mono(x.mono, y.mono) < 0; });
-    std::vector<Term> out;
+    Terms out;
     out.reserve(terms.size());
     for (auto& t : terms) {
         if (!out.empty() && cmp_mono(out.back().mono, t.mono) == 0) {
@@ -81,11 +81,14 @@ Poly normalized(std::int64_t c, std::vector<Term> terms) {
 }
 
 template <class = void>
-AtomPtr make_atom(AtomKind kind, std::string name, std::vector<Poly> args) {
-    auto a = std::make_shared<Atom>();
+AtomPtr make_atom(AtomKind kind, std::string name, Polys args) {
+    auto a = std::allocate_shared<Atom>(CachedAllocator<Atom>{});  // the block kept per thread
     a->kind = kind;
     std::size_t h = mix(0x3c, static_cast<std::size_t>(kind));
-    if (kind == AtomKind::symbol) h = mix(h, std::hash<std::string>{}(name));
+    if (kind == AtomKind::symbol) {
+        h = mix(h, std::hash<std::string>{}(name));
+        a->key = name_key(name);
+    }
     for (auto& p : args) h = mix(h, seal(p).hash);
     a->name = std::move(name);
     a->args = std::move(args);
@@ -95,7 +98,7 @@ AtomPtr make_atom(AtomKind kind, std::string name, std::vector<Poly> args) {
 
 template <class = void>
 Poly from_atom(AtomPtr a) {
-    std::vector<Term> t(1);
+    Terms t(1);
     t[0].coef = 1;
     t[0].mono.push_back(Factor{std::move(a), 1});
     return from_sorted(0, std::move(t));
@@ -182,7 +185,7 @@ Poly add_raw(const Poly& a, const Poly& b, std::int64_t k = 1) {
     if (is_zero(a)) return scale_raw(b, k);
     const auto times_k = [k](std::int64_t c) { return k == 1 ? c : mul(c, k); };
     if (a.is_constant() && b.is_constant()) return constant(add(a.constant, times_k(b.constant)));
-    std::vector<Term> out;
+    Terms out;
     out.reserve(a.terms.size() + b.terms.size());
     std::size_t i = 0, j = 0;
     while (i < a.terms.size() || j < b.terms.size()) {
@@ -245,7 +248,7 @@ Poly mul_raw(const Poly& a, const Poly& b) {
     if (b.is_constant()) return scale_raw(a, b.constant);
     const std::size_t na = a.terms.size() + 1, nb = b.terms.size() + 1;
     if (na * nb > max_terms * 4) throw too_large{};
-    std::vector<Term> out;
+    Terms out;
     out.reserve(na * nb);
     for (const auto& x : a.terms)
         for (const auto& y : b.terms) out.push_back(Term{mul(x.coef, y.coef), mono_mul(x.mono, y.mono)});
@@ -293,7 +296,7 @@ std::int64_t content(const Poly& p) { return gcd(terms_content(p), p.constant); 
 template <class = void>
 Poly divide_exact(const Poly& p, std::int64_t g) {
     if (g == 1) return p;
-    std::vector<Term> out = p.terms;
+    Terms out = p.terms;
     for (auto& t : out) t.coef /= g;
     return from_sorted(p.constant / g, std::move(out));
 }

@@ -48,7 +48,7 @@ int cmp_bool(const BoolNode& a, const BoolNode& b) {
 
 template <class = void>
 Cond make_node(BoolKind kind, Poly diff, std::vector<BoolPtr> args) {
-    auto n = std::make_shared<BoolNode>();
+    auto n = std::allocate_shared<BoolNode>(CachedAllocator<BoolNode>{});
     std::size_t h = mix(0x2b, static_cast<std::size_t>(kind));
     h = mix(h, seal(diff).hash);
     for (const auto& a : args) h = mix(h, a->hash);
@@ -70,7 +70,7 @@ Cond relation(BoolKind kind, const Poly& d) {
     for (const auto& t : d.terms) g = gcd(g, t.coef);
     if (kind == BoolKind::le) {
         // g*P + c <= 0  <=>  P <= floor(-c/g)  <=>  P + (-floor(-c/g)) <= 0
-        std::vector<Term> terms = d.terms;
+        Terms terms = d.terms;
         for (auto& t : terms) t.coef /= g;
         return make_node(kind, from_sorted(neg(floordiv(neg(d.constant), g)), std::move(terms)), {});
     }
@@ -146,7 +146,7 @@ void print_bool(std::string& out, const BoolNode& n);
 template <class = void>
 void print_relation(std::string& out, const BoolNode& n) {
     const Poly& d = n.diff;
-    std::vector<Term> pos, negs;
+    Terms pos, negs;
     std::int64_t pc = 0, nc = 0;
     try {
         for (const auto& t : d.terms) {

@@ -20,6 +20,7 @@
 // functions. docs/performance.md has the measurements.
 #pragma once
 
+#include <yobx/detail/block_cache.hpp>
 #include <yobx/detail/small_vector.hpp>
 
 #include <algorithm>
@@ -123,20 +124,58 @@ struct Term {
     std::int64_t coef = 0;  // never 0
     Mono mono;              // never empty
 };
+/// A sum's terms: arrays of a few terms come and go at every operation, kept per thread
+/// for the next one (detail/block_cache.hpp).
+using Terms = std::vector<Term, CachedAllocator<Term>>;
+/// The short-lived arrays of the laws (arguments, flags, pointers), kept per thread as well.
+template <class T>
+using Scratch = std::vector<T, CachedAllocator<T>>;
 
 /// constant + sum of terms, terms in canonical (printing) order.
 struct Poly {
     std::int64_t constant = 0;
-    std::vector<Term> terms;
+    Terms terms;
     std::size_t hash = 0;  // 0: not computed (most sums built on the way are never compared); hash_of() reads it
 
     bool is_constant() const noexcept { return terms.empty(); }
 };
 
+/// A symbol's name as two integers that order as cmp_name orders names, when the name is
+/// short enough: the text before its final digits (1 to 8 bytes, big-endian, zero-padded)
+/// and its number (digit count, value; no leading zero, at most 15 digits). {0, 0}
+/// otherwise: such names are compared by cmp_name.
+struct NameKey {
+    std::uint64_t text = 0;
+    std::uint64_t number = 0;
+};
+
+template <class = void>
+NameKey name_key(std::string_view s) {
+    std::size_t i = s.size();
+    while (i > 0 && s[i - 1] >= '0' && s[i - 1] <= '9') --i;
+    const std::size_t digits = s.size() - i;
+    if (i == 0 || i > 8 || digits > 15 || (digits > 1 && s[i] == '0')) return {};
+    NameKey k;
+    for (std::size_t j = 0; j < 8; ++j) {
+        const auto c = j < i ? static_cast<unsigned char>(s[j]) : 0u;
+        if (j < i && c == 0) return {};
+        k.text = (k.text << 8) | c;
+    }
+    std::uint64_t v = 0;
+    for (std::size_t j = i; j < s.size(); ++j) v = v * 10 + static_cast<std::uint64_t>(s[j] - '0');
+    k.number = (static_cast<std::uint64_t>(digits) << 60) | v;
+    return k;
+}
+
+struct Poly;
+/// An atom's arguments and the argument lists of the laws.
+using Polys = Scratch<Poly>;
+
 struct Atom {
     AtomKind kind = AtomKind::symbol;
     std::string name;        // symbol
-    std::vector<Poly> args;  // FloorDiv/Mod: {numerator, divisor}; Max/Min: sorted, distinct
+    NameKey key;             // symbol: name_key(name)
+    Polys args;  // FloorDiv/Mod: {numerator, divisor}; Max/Min: sorted, distinct
     std::size_t hash = 0;
 };
 
@@ -170,7 +209,11 @@ template <class = void>
 int cmp_atom(const Atom& a, const Atom& b) {
     if (&a == &b) return 0;
     if (a.kind != b.kind) return a.kind < b.kind ? -1 : 1;
-    if (a.kind == AtomKind::symbol) return cmp_name(a.name, b.name);
+    if (a.kind == AtomKind::symbol) {
+        if (a.key.text == 0 || b.key.text == 0) return cmp_name(a.name, b.name);
+        if (a.key.text != b.key.text) return a.key.text < b.key.text ? -1 : 1;
+        return a.key.number == b.key.number ? 0 : (a.key.number < b.key.number ? -1 : 1);
+    }
     if (a.args.size() != b.args.size()) return a.args.size() < b.args.size() ? -1 : 1;
     for (std::size_t i = 0; i < a.args.size(); ++i)
         if (const int c = cmp_poly(a.args[i], b.args[i]); c != 0) return c;

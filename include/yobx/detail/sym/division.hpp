@@ -35,7 +35,7 @@ std::optional<Poly> exact_quotient(const Poly& p, const Poly& d) {
         for (const auto& t : p.terms)
             if (t.coef % d.constant != 0) return std::nullopt;
         if (d.constant == -1) return negate(p);  // throws overflow on INT64_MIN
-        std::vector<Term> out = p.terms;
+        Terms out = p.terms;
         for (auto& t : out) t.coef /= d.constant;
         return settle(from_sorted(p.constant / d.constant, std::move(out)));
     }
@@ -130,7 +130,7 @@ const Atom* floored_multiple(const Poly& p, std::int64_t k) {
 /// (not necessarily its constant c): floor((g*y + c)/(g*m)) == floor((y + c//g)/m).
 template <class = void>
 Poly divide_terms_floor(const Poly& p, std::int64_t g) {
-    std::vector<Term> out = p.terms;
+    Terms out = p.terms;
     for (auto& t : out) t.coef /= g;
     return settle(from_sorted(floordiv(p.constant, g), std::move(out)));
 }
@@ -156,7 +156,7 @@ Poly floordiv_by_constant(const Poly& a, std::int64_t k) {
     }
     if (auto r = drop_mods(a, constant(k), false)) return sub(floordiv_by_constant(r->first, k), r->second);
     // (k*q + r)//k == q + r//k for integer q: pull out the multiples of k.
-    std::vector<Term> q, r;
+    Terms q, r;
     for (const auto& t : a.terms) {
         const std::int64_t qv = floordiv(t.coef, k), rv = pymod(t.coef, k);
         if (qv != 0) q.push_back(Term{qv, t.mono});
@@ -217,7 +217,7 @@ Mono common_monomial(const Poly& a, const Poly& b) {
 /// p with every monomial divided by m (which divides them all).
 template <class = void>
 Poly divide_monomial(const Poly& p, const Mono& m) {
-    std::vector<Term> out;
+    Terms out;
     std::int64_t c = p.constant;
     for (const auto& t : p.terms) {
         Mono q = *mono_divide(t.mono, m);
@@ -275,7 +275,7 @@ std::optional<std::pair<Poly, Poly>> divide_any(const Poly& a, const Poly& d, bo
     const std::int64_t lc = lead.coef;
     return unless_too_large([&]() -> std::optional<std::pair<Poly, Poly>> {
         Poly r = a;
-        std::vector<Term> q;
+        Terms q;
         std::int64_t qc = 0;
         std::size_t steps = 0;
         for (;;) {
@@ -473,7 +473,7 @@ Poly mod_by_constant(const Poly& a, std::int64_t k) {
         return sub(mod_by_constant(add(a, mp), k), mp);
     }
     if (auto r = drop_mods(a, constant(k), true)) return mod_by_constant(r->first, k);
-    std::vector<Term> r;
+    Terms r;
     for (const auto& t : a.terms)
         if (const std::int64_t rv = pymod(t.coef, k); rv != 0) r.push_back(Term{rv, t.mono});
     if (r.empty()) return constant(pymod(a.constant, k));

@@ -18,10 +18,10 @@ namespace yobx::detail::sym {
 /// when k < 0) and the arguments k*x + t (X's own, not copied, when p is X).
 struct Spread {
     AtomKind kind;
-    std::vector<Poly> built;                    // k*x + t
-    const std::vector<Poly>* same = nullptr;    // X's arguments when p is X
+    Polys built;                    // k*x + t
+    const Polys* same = nullptr;    // X's arguments when p is X
 
-    const std::vector<Poly>& args() const { return same ? *same : built; }
+    const Polys& args() const { return same ? *same : built; }
 };
 template <class = void>
 std::optional<Spread> spread(const Poly& p) {
@@ -40,7 +40,7 @@ std::optional<Spread> spread(const Poly& p) {
         s.same = &atom.args;
         return s;
     }
-    std::vector<Term> rest = p.terms;
+    Terms rest = p.terms;
     rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(*at));
     const Poly t = from_sorted(p.constant, std::move(rest));
     try {
@@ -88,7 +88,7 @@ template <class = void>
 bool provably_le(const Poly& x, const Poly& y, int depth) {
     if (const auto d = constant_distance(x, y)) return *d <= 0;
     if (depth == 0) return false;
-    const auto any_all = [&](const std::vector<Poly>& xs, bool any, bool left) {
+    const auto any_all = [&](const Polys& xs, bool any, bool left) {
         const auto one = [&](const Poly& e) { return left ? provably_le(e, y, depth - 1) : provably_le(x, e, depth - 1); };
         return any ? std::any_of(xs.begin(), xs.end(), one) : std::all_of(xs.begin(), xs.end(), one);
     };
@@ -99,7 +99,7 @@ bool provably_le(const Poly& x, const Poly& y, int depth) {
 
 /// x <= Max(ys) (is_max) or x >= Min(ys), seen from the structure as provably_le.
 template <class = void>
-bool within(const Poly& x, const std::vector<const Poly*>& ys, bool is_max, int depth) {
+bool within(const Poly& x, const Scratch<const Poly*>& ys, bool is_max, int depth) {
     for (const Poly* y : ys)
         if (is_max ? provably_le(x, *y, depth) : provably_le(*y, x, depth)) return true;
     if (depth == 0) return false;
@@ -117,9 +117,9 @@ bool within(const Poly& x, const std::vector<const Poly*>& ys, bool is_max, int 
 /// the common summand, the positive common factor and the sign go out:
 /// Max(t + k*a, t + k*b) == t + k*Max(a, b), Max(-a, -b) == -Min(a, b).
 template <class = void>
-Poly extremum(AtomKind kind, const std::vector<Poly>& args) {
+Poly extremum(AtomKind kind, const Polys& args) {
     const bool is_max = kind == AtomKind::max;
-    std::vector<Poly> flat;
+    Polys flat;
     std::optional<std::int64_t> best;
     auto take = [&](auto& self, const Poly& p) -> void {
         if (p.is_constant()) {
@@ -136,7 +136,7 @@ Poly extremum(AtomKind kind, const std::vector<Poly>& args) {
     if (!args.empty() && std::all_of(args.begin(), args.end(), [&](const Poly& a) { return equal(a, args.front()); })) return args.front();
     for (const auto& a : args) take(take, a);
     if (best) flat.push_back(constant(*best));
-    std::vector<bool> alive(flat.size(), true);
+    Scratch<bool> alive(flat.size(), true);
     for (std::size_t i = 0; i < flat.size(); ++i) {
         for (std::size_t j = i + 1; j < flat.size() && alive[i]; ++j) {
             if (!alive[j]) continue;
@@ -152,12 +152,12 @@ Poly extremum(AtomKind kind, const std::vector<Poly>& args) {
     // Max(a, Min(a, b)) == a, Min(c, Min(a, b, Max(a, 3))) == Min(a, b, c)
     for (std::size_t i = 0; i < flat.size(); ++i) {
         if (!alive[i]) continue;
-        std::vector<const Poly*> others;
+        Scratch<const Poly*> others;
         for (std::size_t j = 0; j < flat.size(); ++j)
             if (j != i && alive[j]) others.push_back(&flat[j]);
         if (!others.empty() && within(flat[i], others, is_max, 3)) alive[i] = false;
     }
-    std::vector<Poly> kept;
+    Polys kept;
     for (std::size_t i = 0; i < flat.size(); ++i)
         if (alive[i]) kept.push_back(std::move(flat[i]));
     if (kept.size() == 1) return std::move(kept[0]);
@@ -168,7 +168,7 @@ Poly extremum(AtomKind kind, const std::vector<Poly>& args) {
     for (const auto& a : args) {
         const auto s = spread(a);
         if (!s || s->kind != kind || s->args().size() != kept.size()) continue;
-        std::vector<const Poly*> family;
+        Scratch<const Poly*> family;
         for (const auto& x : s->args()) family.push_back(&x);
         std::sort(family.begin(), family.end(), [](const Poly* x, const Poly* y) { return cmp_poly(*x, *y) < 0; });
         if (std::equal(family.begin(), family.end(), kept.begin(), [](const Poly* x, const Poly& y) { return cmp_poly(*x, y) == 0; })) return a;
@@ -176,7 +176,7 @@ Poly extremum(AtomKind kind, const std::vector<Poly>& args) {
     try {
         // the common summand: the terms every argument has with the same coefficient,
         // and the smallest constant of the non-constant arguments
-        std::vector<Term> common;
+        Terms common;
         for (const auto& t : kept.front().terms) {
             bool everywhere = true;
             for (std::size_t i = 1; i < kept.size() && everywhere; ++i)
@@ -185,7 +185,7 @@ Poly extremum(AtomKind kind, const std::vector<Poly>& args) {
                 });
             if (everywhere) common.push_back(t);
         }
-        auto least_constant = [](const std::vector<Poly>& xs) {
+        auto least_constant = [](const Polys& xs) {
             std::optional<std::int64_t> c;
             for (const auto& x : xs)
                 if (!x.is_constant()) c = c ? std::min(*c, x.constant) : x.constant;
@@ -194,14 +194,14 @@ Poly extremum(AtomKind kind, const std::vector<Poly>& args) {
         // kept less the common summand and factor, built only when there is one (kept
         // stays as it is, for the fallback below); kept's arguments are settled, and so
         // are they with a constant added: subtracting nothing is left out
-        std::vector<Poly> rest;
+        Polys rest;
         const auto each = [&](const auto& f) {
             if (rest.empty())
                 for (const auto& x : kept) rest.push_back(f(x));
             else
                 for (auto& x : rest) x = f(x);
         };
-        const auto now = [&]() -> const std::vector<Poly>& { return rest.empty() ? kept : rest; };
+        const auto now = [&]() -> const Polys& { return rest.empty() ? kept : rest; };
         Poly t = from_sorted(0, std::move(common));
         if (!t.is_constant()) each([&](const Poly& x) { return sub(x, t); });
         const Poly least = constant(least_constant(now()));
@@ -216,7 +216,7 @@ Poly extremum(AtomKind kind, const std::vector<Poly>& args) {
         // what is left may flatten or absorb further (Max(t - Max(0, a), t + 1) is t + Max(1, -Max(0, a)), t + 1)
         if (!is_zero(t) || g != 1) return add(t, scale(extremum(kind, now()), g));
         // the sign: of Max(A) == -Min(-A), the form whose sorted arguments come last
-        std::vector<Poly> negated;
+        Polys negated;
         for (const auto& x : kept) negated.push_back(negate(x));
         const Poly shift = constant(least_constant(negated));
         if (!is_zero(shift))
@@ -225,7 +225,7 @@ Poly extremum(AtomKind kind, const std::vector<Poly>& args) {
         std::sort(negated.begin(), negated.end(), by_order);
         // (compared on the non-constant arguments first: Max(-1, s0) stays, Max(-s0, -s1) is -Min(s0, s1);
         // a family its own negation, Min(s0, 5 - s0), is written with Max: 5 - Max(s0, 5 - s0))
-        const auto skip = [](std::vector<Poly>& xs) { return xs.begin() + (xs.front().is_constant() ? 1 : 0); };
+        const auto skip = [](Polys& xs) { return xs.begin() + (xs.front().is_constant() ? 1 : 0); };
         const bool flip = std::lexicographical_compare(skip(kept), kept.end(), skip(negated), negated.end(), by_order) ||
                           (std::equal(skip(kept), kept.end(), skip(negated), negated.end(), same) &&
                            (std::lexicographical_compare(kept.begin(), kept.end(), negated.begin(), negated.end(), by_order) ||

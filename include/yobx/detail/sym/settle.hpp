@@ -53,7 +53,7 @@ bool has_quotient_of(const Poly& p, const Atom& m) {
 /// that d divides exactly (raw: q*d*(x//d) leaves p exactly); nullopt when there is none.
 template <class = void>
 std::optional<Poly> taken_multiple(const Poly& p, const Atom& a) {
-    std::vector<Term> cof;
+    Terms cof;
     std::int64_t cc = 0;
     for (const auto& u : p.terms) {
         Mono rest;
@@ -72,7 +72,7 @@ std::optional<Poly> taken_multiple(const Poly& p, const Atom& a) {
     }
     const Poly& d = a.args[1];
     if (d.is_constant()) {
-        std::vector<Term> q;
+        Terms q;
         for (const auto& u : cof)
             if (u.coef % d.constant == 0) q.push_back(Term{u.coef / d.constant, u.mono});
         Poly qp = normalized(cc % d.constant == 0 ? cc / d.constant : 0, std::move(q));
@@ -95,9 +95,9 @@ Poly settle(Poly p) {
     for (int round = 0; round < max_settle_rounds; ++round) {
         const Atom* quotient = nullptr;  // the first x//d with a reducible cofactor
         std::optional<Poly> taken;       // its q
-        std::vector<const Atom*> tried;
+        Scratch<const Atom*> tried;
         std::optional<Poly> rewritten;
-        std::vector<const Term*> extremes;            // the terms c*Max(a, b) and c*Min(a, b)
+        Scratch<const Term*> extremes;            // the terms c*Max(a, b) and c*Min(a, b)
         const Term* extreme[2] = {nullptr, nullptr};  // a Max and a Min term of the same arguments
         for (const auto& t : p.terms) {
             for (const auto& f : t.mono) {
@@ -137,7 +137,7 @@ Poly settle(Poly p) {
         }
         // c2*m*Mod(y, k) next to c1*m*(y//k), k constant: c2*m*y - c2*k*m*(y//k) (one atom fewer; k does
         // not divide c1 - c2*k, as k does not divide c1 once the rule above is done)
-        std::vector<std::pair<const Atom*, bool>> quotient_of;  // has_quotient_of(p, m), once per remainder m
+        Scratch<std::pair<const Atom*, bool>> quotient_of;  // has_quotient_of(p, m), once per remainder m
         const auto has_quotient = [&](const Atom& m) {
             for (const auto& [x, has] : quotient_of)
                 if (cmp_atom(*x, m) == 0) return has;

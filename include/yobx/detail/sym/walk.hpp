@@ -29,7 +29,7 @@ std::optional<Poly> rebuilt(const Poly& p, Visitor& visitor);
 template <class Visitor>
 std::optional<Poly> rebuilt_atom(const AtomPtr& a, Visitor& visitor) {
     if (a->kind == AtomKind::symbol) return visitor.symbol(a);
-    std::vector<Poly> args;
+    Polys args;
     bool changed = false;
     for (std::size_t i = 0; i < a->args.size(); ++i) {
         std::optional<Poly> r = rebuilt(a->args[i], visitor);
@@ -73,7 +73,7 @@ std::optional<Poly> rebuilt(const Poly& p, Visitor& visitor) {
             if (acc) *acc = add(*acc, from_sorted(0, {t}));
             continue;
         }
-        if (!acc) acc = from_sorted(p.constant, std::vector<Term>(p.terms.begin(), p.terms.begin() + static_cast<std::ptrdiff_t>(i)));
+        if (!acc) acc = from_sorted(p.constant, Terms(p.terms.begin(), p.terms.begin() + static_cast<std::ptrdiff_t>(i)));
         std::optional<Poly> term;
         for (std::size_t j = 0; j < t.mono.size(); ++j) {
             Poly x = changed && xs[j] ? std::move(*xs[j]) : from_atom(t.mono[j].atom);
@@ -95,7 +95,7 @@ Poly rebuild(const Poly& p, Visitor& visitor) {
 /// The canonical constructors, for rebuild().
 struct PlainAtoms {
     template <class = void>
-    static Poly make(AtomKind kind, const std::vector<Poly>& args) {
+    static Poly make(AtomKind kind, const Polys& args) {
         switch (kind) {
             case AtomKind::floordiv: return floordiv(args[0], args[1]);
             case AtomKind::mod: return mod(args[0], args[1]);
@@ -103,7 +103,7 @@ struct PlainAtoms {
         }
     }
     template <class = void>
-    Poly atom(AtomKind kind, const std::vector<Poly>& args) { return make(kind, args); }
+    Poly atom(AtomKind kind, const Polys& args) { return make(kind, args); }
     std::optional<Poly> kept_atom(const AtomPtr&) { return std::nullopt; }
     std::optional<Poly> term(const Poly&) { return std::nullopt; }
 };

@@ -135,7 +135,7 @@ auto ShapeEnv::distributed_bound(const Poly& p) const -> ValueRange {
     if (it == p.terms.end()) return ValueRange::unknown();
     const detail::Nesting deeper(depth);
     try {
-        std::vector<ds::Term> others;
+        ds::Terms others;
         for (auto t = p.terms.begin(); t != p.terms.end(); ++t)
             if (t != it) others.push_back(*t);
         const ds::Poly rest = ds::from_sorted(p.constant, std::move(others));

@@ -337,6 +337,7 @@ private:
         std::int64_t divisor = 1;  // the symbol is a multiple of it
     };
     using Poly = detail::sym::Poly;
+    using Polys = detail::sym::Polys;
     using Cond = detail::sym::Cond;
     using BoolKind = detail::sym::BoolKind;
     using AtomKind = detail::sym::AtomKind;
@@ -439,7 +440,7 @@ private:
             return it->second;
         }
         template <class = void>
-        Poly atom(AtomKind kind, const std::vector<Poly>& args) { return env.simplify_atom(kind, args); }
+        Poly atom(AtomKind kind, const Polys& args) { return env.simplify_atom(kind, args); }
         template <class = void>
         std::optional<Poly> kept_atom(const detail::sym::AtomPtr& a) { return env.atom_laws(*a); }
         template <class = void>
@@ -451,7 +452,7 @@ private:
     template <class = void>
     Cond simplified(const Cond& c) const;
     template <class = void>
-    Poly simplify_atom(AtomKind kind, const std::vector<Poly>& args) const;
+    Poly simplify_atom(AtomKind kind, const Polys& args) const;
     template <class = void>
     std::optional<Poly> atom_laws(const detail::sym::Atom& a) const;
     template <class = void>

@@ -36,7 +36,7 @@ auto ShapeEnv::simplified(const Cond& c) const -> Cond {
 }
 
 template <class>
-auto ShapeEnv::simplify_atom(AtomKind kind, const std::vector<Poly>& args) const -> Poly {
+auto ShapeEnv::simplify_atom(AtomKind kind, const Polys& args) const -> Poly {
     Poly p = detail::sym::PlainAtoms::make(kind, args);
     std::int64_t k = 1;
     const detail::sym::Atom* a = detail::sym::lone_atom(p, k);
@@ -62,7 +62,7 @@ auto ShapeEnv::atom_laws(const detail::sym::Atom& atom) const -> std::optional<P
         case AtomKind::min: {
             // drop an argument another one provably dominates
             const auto& xs = a->args;
-            std::vector<bool> alive(xs.size(), true);
+            detail::sym::Scratch<bool> alive(xs.size(), true);
             for (std::size_t i = 0; i < xs.size(); ++i)
                 for (std::size_t j = 0; j < xs.size() && alive[i]; ++j) {
                     if (i == j || !alive[j]) continue;
@@ -70,7 +70,7 @@ auto ShapeEnv::atom_laws(const detail::sym::Atom& atom) const -> std::optional<P
                     if (decide_relation(BoolKind::le, d) == std::optional<bool>(true)) alive[i] = false;
                 }
             if (std::find(alive.begin(), alive.end(), false) == alive.end()) return std::nullopt;
-            std::vector<Poly> kept;
+            Polys kept;
             for (std::size_t i = 0; i < xs.size(); ++i)
                 if (alive[i]) kept.push_back(xs[i]);
             return detail::sym::extremum(kind, kept);
@@ -97,7 +97,7 @@ auto ShapeEnv::atom_laws(const detail::sym::Atom& atom) const -> std::optional<P
                 return ds::sub(num, ds::mul(den, simplify_atom(AtomKind::floordiv, {num, den})));
             if (kind == AtomKind::mod && den.is_constant()) {
                 // terms known to be multiples of the divisor vanish: Mod(3*s0 + 2, 4) is 2 when 8 divides s0
-                std::vector<detail::sym::Term> kept;
+                detail::sym::Terms kept;
                 for (const auto& t : num.terms) {
                     detail::sym::Poly one = detail::sym::from_sorted(0, {t});
                     if (!divisible(one, den.constant)) kept.push_back(t);
