@@ -9,7 +9,9 @@
 // than std::vector<Factor>; the terms of a sum stay in a std::vector (inline
 // terms made the polynomial larger and its moves slower, for no gain).
 // Boost.Container's small_vector does this and more, and adds 0.4 s to every
-// translation unit that includes <yobx/sym.hpp> at -O0.
+// translation unit that includes <yobx/sym.hpp> at -O0. Beyond N elements the
+// array comes from Alloc, a stateless allocator (the canonical form's keeps
+// freed arrays per thread: detail/block_cache.hpp).
 #pragma once
 
 #include <algorithm>
@@ -23,7 +25,7 @@
 
 namespace yobx::detail {
 
-template <class T, std::size_t N>
+template <class T, std::size_t N, class Alloc = std::allocator<T>>
 class SmallVector {
     static_assert(N >= 1, "SmallVector needs an inline capacity of at least 1");
     // growth and copies never leave half-moved or half-copied elements behind
@@ -118,7 +120,7 @@ private:
         return *p;
     }
     void grow(size_type n) {
-        T* fresh = static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{alignof(T)}));
+        T* fresh = Alloc().allocate(n);
         std::uninitialized_move(begin(), end(), fresh);
         std::destroy(begin(), end());
         release();
@@ -126,7 +128,7 @@ private:
         capacity_ = static_cast<std::uint32_t>(n);
     }
     void release() noexcept {
-        if (on_heap()) ::operator delete(data_, std::align_val_t{alignof(T)});
+        if (on_heap()) Alloc().deallocate(data_, capacity_);
         data_ = inline_data();
         capacity_ = N;
     }

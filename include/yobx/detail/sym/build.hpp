@@ -67,17 +67,20 @@ Poly from_sorted(std::int64_t c, Terms terms) {
 template <class = void>
 Poly normalized(std::int64_t c, Terms terms) {
     std::sort(terms.begin(), terms.end(), [](const Term& x, const Term& y) { return cmp_mono(x.mono, y.mono) < 0; });
-    Terms out;
-    out.reserve(terms.size());
-    for (auto& t : terms) {
-        if (!out.empty() && cmp_mono(out.back().mono, t.mono) == 0) {
-            out.back().coef = add(out.back().coef, t.coef);
-            if (out.back().coef == 0) out.pop_back();
+    // merged in place: terms[0, kept) is the result so far
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < terms.size(); ++i) {
+        Term& t = terms[i];
+        if (kept > 0 && cmp_mono(terms[kept - 1].mono, t.mono) == 0) {
+            terms[kept - 1].coef = add(terms[kept - 1].coef, t.coef);
+            if (terms[kept - 1].coef == 0) --kept;
         } else if (t.coef != 0) {
-            out.push_back(std::move(t));
+            if (kept != i) terms[kept] = std::move(t);
+            ++kept;
         }
     }
-    return from_sorted(c, std::move(out));
+    terms.erase(terms.begin() + static_cast<std::ptrdiff_t>(kept), terms.end());
+    return from_sorted(c, std::move(terms));
 }
 
 template <class = void>
@@ -104,11 +107,11 @@ Poly from_atom(AtomPtr a) {
     return from_sorted(0, std::move(t));
 }
 
-/// The atom of the symbol `name`. The last few are kept per thread (16 slots), so that
+/// The atom of the symbol `name`. The last few are kept per thread (64 slots), so that
 /// the same symbol read or made again shares one atom, which comparisons see by address.
 template <class = void>
 AtomPtr symbol_atom(std::string_view name) {
-    thread_local std::array<AtomPtr, 16> recent;
+    thread_local std::array<AtomPtr, 64> recent;
     AtomPtr& slot = recent[std::hash<std::string_view>{}(name) % recent.size()];
     if (!slot || slot->name != name) slot = make_atom(AtomKind::symbol, std::string(name), {});
     return slot;

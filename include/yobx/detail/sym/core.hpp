@@ -119,7 +119,7 @@ struct Factor {
     AtomPtr atom;
     std::int64_t exp = 1;
 };
-using Mono = SmallVector<Factor, 1>;  // sorted by atom, distinct atoms, exp >= 1; one factor inline
+using Mono = SmallVector<Factor, 1, CachedAllocator<Factor>>;  // sorted by atom, distinct atoms, exp >= 1; one factor inline
 struct Term {
     std::int64_t coef = 0;  // never 0
     Mono mono;              // never empty
@@ -132,10 +132,37 @@ template <class T>
 using Scratch = std::vector<T, CachedAllocator<T>>;
 
 /// constant + sum of terms, terms in canonical (printing) order.
+///
+/// Most polynomials the laws destroy are moved-from or constants: their term array holds
+/// no storage. The destructor sees that inline and skips the vector's destructor, an
+/// out-of-line call the compiler does not inline (it destroys the terms); that call was
+/// a sixth of the time of parsing (docs/performance.md). Hence `terms` in a union, and
+/// the special members written out.
 struct Poly {
     std::int64_t constant = 0;
-    Terms terms;
+    union {
+        Terms terms;
+    };
     std::size_t hash = 0;  // 0: not computed (most sums built on the way are never compared); hash_of() reads it
+
+    Poly() noexcept { ::new (static_cast<void*>(&terms)) Terms(); }
+    Poly(const Poly& o) : constant(o.constant), hash(o.hash) { ::new (static_cast<void*>(&terms)) Terms(o.terms); }
+    Poly(Poly&& o) noexcept : constant(o.constant), hash(o.hash) { ::new (static_cast<void*>(&terms)) Terms(std::move(o.terms)); }
+    Poly& operator=(const Poly& o) {
+        terms = o.terms;
+        constant = o.constant;
+        hash = o.hash;
+        return *this;
+    }
+    Poly& operator=(Poly&& o) noexcept {
+        terms = std::move(o.terms);
+        constant = o.constant;
+        hash = o.hash;
+        return *this;
+    }
+    ~Poly() {
+        if (terms.capacity() != 0) terms.~Terms();  // no storage: nothing to release
+    }
 
     bool is_constant() const noexcept { return terms.empty(); }
 };
