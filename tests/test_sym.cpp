@@ -380,3 +380,74 @@ TEST_CASE("SymInt values are shared across threads safely") {
     for (auto& th : threads) th.join();
     for (const auto& r : results) CHECK(r == "Max(s2//4, s0 + 2*s1)");
 }
+
+TEST_CASE("symbols are ordered by their names' natural order, also through the keys computed once") {
+    using yobx::detail::sym::AtomKind;
+    using yobx::detail::sym::cmp_atom;
+    using yobx::detail::sym::cmp_name;
+    using yobx::detail::sym::make_atom;
+    const auto sign = [](int c) { return c < 0 ? -1 : (c > 0 ? 1 : 0); };
+    // short names (keyed), long ones and those with leading zeros or NUL (compared by cmp_name)
+    const std::vector<std::string> names{"s0", "s1", "s2", "s10", "s01", "s001", "s", "s_", "t0", "_x", "x", "xy", "a0",
+                                         "batch", "seq", "hidden", "heads", "abcdefgh1", "abcdefghi1", "abcdefghi2",
+                                         "s123456789012345", "s1234567890123456", "s999999999999999", "u0", "S0",
+                                         std::string("a\0b1", 4), "#0", "#1", "#10"};
+    for (const auto& a : names)
+        for (const auto& b : names) {
+            const auto x = make_atom(AtomKind::symbol, a, {});
+            const auto y = make_atom(AtomKind::symbol, b, {});
+            INFO(a << " vs " << b);
+            CHECK(sign(cmp_atom(*x, *y)) == sign(cmp_name(a, b)));
+        }
+    CHECK(cmp_name("s2", "s10") < 0);
+    CHECK(cmp_name("s01", "s1") < 0);  // same number: the text decides
+    CHECK(str(parse_sym("s10 + s2 + s1")) == "s1 + s2 + s10");
+    CHECK(str(parse_sym("Max(abcdefghi2, abcdefghi10)")) == "Max(abcdefghi2, abcdefghi10)");
+}
+
+TEST_CASE("polynomials copy, move and assign their terms") {
+    using yobx::detail::sym::Poly;
+    const Poly p = parse_sym("s0 + 2*s1 + 3").poly();
+    Poly copy = p;
+    CHECK(yobx::detail::sym::to_string(copy) == "s0 + 2*s1 + 3");
+    Poly moved = std::move(copy);
+    CHECK(yobx::detail::sym::to_string(moved) == "s0 + 2*s1 + 3");
+    CHECK(copy.terms.empty());  // NOLINT: moved-from, empty by std::vector's move
+    Poly other = parse_sym("s2").poly();
+    other = p;
+    CHECK(yobx::detail::sym::equal(other, p));
+    other = static_cast<const Poly&>(other);  // self-assignment
+    CHECK(yobx::detail::sym::to_string(other) == "s0 + 2*s1 + 3");
+    other = Poly();
+    CHECK(yobx::detail::sym::to_string(other) == "0");
+}
+
+TEST_CASE("the per-thread block cache reuses freed arrays of 1 to 8 elements, at most 32 of each length") {
+    using yobx::detail::CachedAllocator;
+    using yobx::detail::ThreadBlocks;
+    struct Item {
+        std::int64_t a, b;
+    };
+    CachedAllocator<Item> alloc;
+    Item* p = alloc.allocate(3);
+    alloc.deallocate(p, 3);
+    Item* q = alloc.allocate(3);
+    if constexpr (yobx::detail::block_cache_enabled) CHECK(q == p);  // the freed array comes back
+    alloc.deallocate(q, 3);
+    Item* big_array = alloc.allocate(9);  // beyond 8 elements: ::operator new and delete, not kept
+    alloc.deallocate(big_array, 9);
+    // a thread keeps at most 32 arrays of one length; an array made by one thread may be freed by another
+    std::vector<Item*> made(40);
+    std::thread maker([&] {
+        for (auto& m : made) m = CachedAllocator<Item>().allocate(2);
+    });
+    maker.join();
+    std::size_t kept = 0;
+    std::thread user([&] {
+        for (Item* m : made) CachedAllocator<Item>().deallocate(m, 2);
+        kept = ThreadBlocks<Item>::get()->count[1];
+    });  // its arrays are released when it ends
+    user.join();
+    CHECK(kept == (yobx::detail::block_cache_enabled ? 32 : 0));
+    CHECK(CachedAllocator<Item>() == CachedAllocator<Item>());
+}

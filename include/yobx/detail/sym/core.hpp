@@ -18,6 +18,12 @@
 // declared ahead of its definition takes the default at its declaration and
 // is defined with `template <class>`. Only the int64 helpers here stay plain
 // functions. docs/performance.md has the measurements.
+//
+// Storage: the arrays of terms, factors beyond the first, argument lists and the
+// laws' scratch arrays, and the atoms, come from CachedAllocator
+// (detail/block_cache.hpp), which keeps freed arrays of 1 to 8 elements per
+// thread: the laws build and drop small sums at every step. A symbol's name is
+// ordered through a key computed when its atom is made (NameKey).
 #pragma once
 
 #include <yobx/detail/block_cache.hpp>
@@ -194,7 +200,6 @@ NameKey name_key(std::string_view s) {
     return k;
 }
 
-struct Poly;
 /// An atom's arguments and the argument lists of the laws.
 using Polys = Scratch<Poly>;
 
