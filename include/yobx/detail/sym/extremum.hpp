@@ -82,30 +82,51 @@ std::optional<std::int64_t> constant_distance(const Poly& p, const Poly& q) {
     return std::nullopt;
 }
 
+/// A polynomial with its spread(), computed when first asked: provably_le and within
+/// ask for the spreads of the same arguments again and again (each argument against
+/// each other one, three levels deep).
+template <class = void>
+struct Spreading {
+    const Poly& p;
+    std::optional<std::optional<Spread>> spread_;
+
+    explicit Spreading(const Poly& q) : p(q) {}
+    const std::optional<Spread>& spread_of() {
+        if (!spread_) spread_.emplace(spread(p));
+        return *spread_;
+    }
+};
+
 /// x <= y for every value of the symbols, seen from the structure: a constant
 /// difference, or through the arguments of a Max or Min (`depth` levels).
 template <class = void>
-bool provably_le(const Poly& x, const Poly& y, int depth) {
-    if (const auto d = constant_distance(x, y)) return *d <= 0;
+bool provably_le(Spreading<>& x, Spreading<>& y, int depth) {
+    if (const auto d = constant_distance(x.p, y.p)) return *d <= 0;
     if (depth == 0) return false;
     const auto any_all = [&](const Polys& xs, bool any, bool left) {
-        const auto one = [&](const Poly& e) { return left ? provably_le(e, y, depth - 1) : provably_le(x, e, depth - 1); };
+        const auto one = [&](const Poly& e) {
+            Spreading<> se(e);
+            return left ? provably_le(se, y, depth - 1) : provably_le(x, se, depth - 1);
+        };
         return any ? std::any_of(xs.begin(), xs.end(), one) : std::all_of(xs.begin(), xs.end(), one);
     };
-    if (const auto sx = spread(x); sx && any_all(sx->args(), sx->kind == AtomKind::min, true)) return true;
-    if (const auto sy = spread(y); sy && any_all(sy->args(), sy->kind == AtomKind::max, false)) return true;
+    if (const auto& sx = x.spread_of(); sx && any_all(sx->args(), sx->kind == AtomKind::min, true)) return true;
+    if (const auto& sy = y.spread_of(); sy && any_all(sy->args(), sy->kind == AtomKind::max, false)) return true;
     return false;
 }
 
 /// x <= Max(ys) (is_max) or x >= Min(ys), seen from the structure as provably_le.
 template <class = void>
-bool within(const Poly& x, const Scratch<const Poly*>& ys, bool is_max, int depth) {
-    for (const Poly* y : ys)
+bool within(Spreading<>& x, const Scratch<Spreading<>*>& ys, bool is_max, int depth) {
+    for (Spreading<>* y : ys)
         if (is_max ? provably_le(x, *y, depth) : provably_le(*y, x, depth)) return true;
     if (depth == 0) return false;
-    const auto sx = spread(x);
+    const auto& sx = x.spread_of();
     if (!sx) return false;
-    const auto one = [&](const Poly& e) { return within(e, ys, is_max, depth - 1); };
+    const auto one = [&](const Poly& e) {
+        Spreading<> se(e);
+        return within(se, ys, is_max, depth - 1);
+    };
     // in a Max: a Min is below when one argument is, a Max when all are (dually in a Min)
     if ((sx->kind == AtomKind::min) == is_max) return std::any_of(sx->args().begin(), sx->args().end(), one);
     return std::all_of(sx->args().begin(), sx->args().end(), one);
@@ -150,12 +171,15 @@ Poly extremum(AtomKind kind, const Polys& args) {
     }
     // absorption: an argument at most another one goes from a Max (at least, from a Min):
     // Max(a, Min(a, b)) == a, Min(c, Min(a, b, Max(a, 3))) == Min(a, b, c)
+    Scratch<Spreading<>> spreading;  // each argument's spread computed once
+    spreading.reserve(flat.size());
+    for (const auto& x : flat) spreading.emplace_back(x);
     for (std::size_t i = 0; i < flat.size(); ++i) {
         if (!alive[i]) continue;
-        Scratch<const Poly*> others;
+        Scratch<Spreading<>*> others;
         for (std::size_t j = 0; j < flat.size(); ++j)
-            if (j != i && alive[j]) others.push_back(&flat[j]);
-        if (!others.empty() && within(flat[i], others, is_max, 3)) alive[i] = false;
+            if (j != i && alive[j]) others.push_back(&spreading[j]);
+        if (!others.empty() && within(spreading[i], others, is_max, 3)) alive[i] = false;
     }
     Polys kept;
     for (std::size_t i = 0; i < flat.size(); ++i)
