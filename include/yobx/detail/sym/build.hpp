@@ -55,7 +55,7 @@ Poly constant(std::int64_t c) {
 
 /// Terms already sorted and merged.
 template <class = void>
-Poly from_sorted(std::int64_t c, Terms terms) {
+Poly from_sorted(std::int64_t c, Terms&& terms) {
     Poly p;
     p.constant = c;
     p.terms = std::move(terms);
@@ -101,10 +101,12 @@ AtomPtr make_atom(AtomKind kind, std::string name, Polys args) {
 
 template <class = void>
 Poly from_atom(AtomPtr a) {
-    Terms t(1);
-    t[0].coef = 1;
-    t[0].mono.push_back(Factor{std::move(a), 1});
-    return from_sorted(0, std::move(t));
+    Poly p;
+    Term& t = p.terms.emplace_back();
+    t.coef = 1;
+    t.mono.push_back(Factor{std::move(a), 1});
+    finish(p);
+    return p;
 }
 
 /// The atom of the symbol `name`. The last few are kept per thread (64 slots), so that
