@@ -234,10 +234,7 @@ private:
                 const bool is_max = n == "Max";
                 const AtomKind kind = is_max ? AtomKind::max : AtomKind::min;
                 for (std::size_t i = 1; i < args.size(); ++i) {
-                    Polys two;  // moved in (a braced list would copy)
-                    two.reserve(2);
-                    two.push_back(std::move(args[0]));
-                    two.push_back(std::move(args[i]));
+                    const Polys two = pair_of(std::move(args[0]), std::move(args[i]));
                     args[0] = checked([&] { return extremum(kind, two); },
                                       [&] { return is_max ? sym_max(boxed(two[0]), boxed(two[1])) : sym_min(boxed(two[0]), boxed(two[1])); });
                 }

@@ -83,6 +83,16 @@ Poly normalized(std::int64_t c, Terms terms) {
     return from_sorted(c, std::move(terms));
 }
 
+/// The argument list {a, b}, moved in (a braced list would copy its elements).
+template <class = void>
+Polys pair_of(Poly&& a, Poly&& b) {
+    Polys args;
+    args.reserve(2);
+    args.push_back(std::move(a));
+    args.push_back(std::move(b));
+    return args;
+}
+
 template <class = void>
 AtomPtr make_atom(AtomKind kind, std::string name, Polys args) {
     auto a = std::allocate_shared<Atom>(CachedAllocator<Atom>{});  // the block kept per thread

@@ -174,7 +174,7 @@ Poly floordiv_by_constant(const Poly& a, std::int64_t k) {
         const Deeper deeper;  // x is smaller than rest, but c*k1 may make quotients again
         return add(quotient, floordiv(unnested(rest, *inner), mul(inner->args[1], constant(k))));
     }
-    return add(quotient, from_atom(make_atom(AtomKind::floordiv, {}, {std::move(rest), constant(k)})));
+    return add(quotient, from_atom(make_atom(AtomKind::floordiv, {}, pair_of(std::move(rest), constant(k)))));
 }
 
 /// m / d if the monomial d divides m.
@@ -455,7 +455,7 @@ Poly floordiv(const Poly& a, const Poly& b) {
     // floor(q*d / d) == q for a divisor with quotients or remainders, when it divides exactly
     if (!plain_divisor(den))
         if (auto exact = divide_any(num, den, true, true); exact && is_zero(exact->second)) return exact->first;
-    return from_atom(make_atom(AtomKind::floordiv, {}, {std::move(num), std::move(den)}));
+    return from_atom(make_atom(AtomKind::floordiv, {}, pair_of(std::move(num), std::move(den))));
 }
 
 template <class>
@@ -490,7 +490,7 @@ Poly mod_by_constant(const Poly& a, std::int64_t k) {
     // Mod(x//a + c, k) == x//a + c - k*((x + c*a)//(a*k)): a remainder of a quotient is a difference of
     // quotients (c as in floordiv_by_constant, so that k*(y//k) + Mod(y, k) stays y)
     if (lone_quotient(rest)) return sub(rest, scale(floordiv_by_constant(rest, k), k));
-    return from_atom(make_atom(AtomKind::mod, {}, {std::move(rest), constant(k)}));
+    return from_atom(make_atom(AtomKind::mod, {}, pair_of(std::move(rest), constant(k))));
 }
 
 template <class>
@@ -522,7 +522,7 @@ Poly mod(const Poly& a, const Poly& b) {
         if (auto c = common_monomial_through_mods(*expanded, den))  // Mod(m*x, m*y) == m*Mod(x, y)
             return mul(from_sorted(0, {Term{g, c->m}}), mod(c->num, c->den));
     }
-    return scale(from_atom(make_atom(AtomKind::mod, {}, {std::move(num), std::move(den)})), g);
+    return scale(from_atom(make_atom(AtomKind::mod, {}, pair_of(std::move(num), std::move(den)))), g);
 }
 
 }  // namespace yobx::detail::sym
