@@ -223,7 +223,8 @@ private:
         }
         if (!alpha(c)) fail(pos_, "a number, a symbol, '(' or Max/Min/Mod/FloorDiv");
         const std::string_view n = name();
-        if (n == "Max" || n == "Min" || n == "Mod" || n == "FloorDiv") {
+        const bool capital = n[0] >= 'A' && n[0] <= 'Z';  // the function and condition names (most symbols are not)
+        if (capital && (n == "Max" || n == "Min" || n == "Mod" || n == "FloorDiv")) {
             expect("(");
             Polys args;
             args.push_back(expr());
@@ -243,7 +244,7 @@ private:
             if (args.size() != 2) fail(start, std::string(n) + " with exactly two arguments");
             return n == "Mod" ? remainder(args[0], args[1]) : quotient(args[0], args[1]);
         }
-        if (n == "Eq" || n == "Ne" || n == "True" || n == "False")
+        if (capital && (n == "Eq" || n == "Ne" || n == "True" || n == "False"))
             fail(start, "an integer expression (" + std::string(n) + " is a condition)");
         if (peek("(")) fail(start, "Max, Min, Mod or FloorDiv before '(' (unknown function " + std::string(n) + ")");
         return symbol(n);  // a valid name, not a reserved one (read above)

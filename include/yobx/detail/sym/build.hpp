@@ -125,7 +125,13 @@ template <class = void>
 AtomPtr symbol_atom(std::string_view name) {
     thread_local std::array<AtomPtr, 64> recent;
     AtomPtr& slot = recent[std::hash<std::string_view>{}(name) % recent.size()];
-    if (!slot || slot->name != name) slot = make_atom(AtomKind::symbol, std::string(name), {});
+    const auto same = [&](const std::string& known) {  // a short name: no call to memcmp
+        if (known.size() != name.size()) return false;
+        for (std::size_t i = 0; i < name.size(); ++i)
+            if (known[i] != name[i]) return false;
+        return true;
+    };
+    if (!slot || !same(slot->name)) slot = make_atom(AtomKind::symbol, std::string(name), {});
     return slot;
 }
 
