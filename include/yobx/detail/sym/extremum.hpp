@@ -82,18 +82,28 @@ std::optional<std::int64_t> constant_distance(const Poly& p, const Poly& q) {
     return std::nullopt;
 }
 
-/// A polynomial with its spread(), computed when first asked: provably_le and within
-/// ask for the spreads of the same arguments again and again (each argument against
-/// each other one, three levels deep).
+/// A polynomial with its spread() and its spread's arguments, each made when first
+/// asked and kept: provably_le and within ask for the spreads of the same arguments
+/// again and again (each argument against each other one, three levels deep).
 template <class = void>
 struct Spreading {
     const Poly& p;
     std::optional<std::optional<Spread>> spread_;
+    Scratch<Spreading> args_;  // the spread's arguments, made once (the vector is not grown after)
 
     explicit Spreading(const Poly& q) : p(q) {}
     const std::optional<Spread>& spread_of() {
         if (!spread_) spread_.emplace(spread(p));
         return *spread_;
+    }
+    /// The arguments of spread_of(), which holds a spread.
+    Scratch<Spreading>& args() {
+        if (args_.empty()) {
+            const Polys& xs = (*spread_)->args();
+            args_.reserve(xs.size());
+            for (const auto& e : xs) args_.emplace_back(e);
+        }
+        return args_;
     }
 };
 
@@ -103,15 +113,12 @@ template <class = void>
 bool provably_le(Spreading<>& x, Spreading<>& y, int depth) {
     if (const auto d = constant_distance(x.p, y.p)) return *d <= 0;
     if (depth == 0) return false;
-    const auto any_all = [&](const Polys& xs, bool any, bool left) {
-        const auto one = [&](const Poly& e) {
-            Spreading<> se(e);
-            return left ? provably_le(se, y, depth - 1) : provably_le(x, se, depth - 1);
-        };
-        return any ? std::any_of(xs.begin(), xs.end(), one) : std::all_of(xs.begin(), xs.end(), one);
+    const auto any_all = [&](Scratch<Spreading<>>& es, bool any, bool left) {
+        const auto one = [&](Spreading<>& e) { return left ? provably_le(e, y, depth - 1) : provably_le(x, e, depth - 1); };
+        return any ? std::any_of(es.begin(), es.end(), one) : std::all_of(es.begin(), es.end(), one);
     };
-    if (const auto& sx = x.spread_of(); sx && any_all(sx->args(), sx->kind == AtomKind::min, true)) return true;
-    if (const auto& sy = y.spread_of(); sy && any_all(sy->args(), sy->kind == AtomKind::max, false)) return true;
+    if (const auto& sx = x.spread_of(); sx && any_all(x.args(), sx->kind == AtomKind::min, true)) return true;
+    if (const auto& sy = y.spread_of(); sy && any_all(y.args(), sy->kind == AtomKind::max, false)) return true;
     return false;
 }
 
@@ -123,13 +130,11 @@ bool within(Spreading<>& x, const Scratch<Spreading<>*>& ys, bool is_max, int de
     if (depth == 0) return false;
     const auto& sx = x.spread_of();
     if (!sx) return false;
-    const auto one = [&](const Poly& e) {
-        Spreading<> se(e);
-        return within(se, ys, is_max, depth - 1);
-    };
+    auto& es = x.args();
+    const auto one = [&](Spreading<>& e) { return within(e, ys, is_max, depth - 1); };
     // in a Max: a Min is below when one argument is, a Max when all are (dually in a Min)
-    if ((sx->kind == AtomKind::min) == is_max) return std::any_of(sx->args().begin(), sx->args().end(), one);
-    return std::all_of(sx->args().begin(), sx->args().end(), one);
+    if ((sx->kind == AtomKind::min) == is_max) return std::any_of(es.begin(), es.end(), one);
+    return std::all_of(es.begin(), es.end(), one);
 }
 
 /// Max (kind == max) or Min of the arguments, in canonical form: nested ones
