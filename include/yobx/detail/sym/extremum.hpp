@@ -159,7 +159,7 @@ Poly extremum(AtomKind kind, const Polys& args) {
         flat.push_back(p);
     };
     // Max(x, x) is x as it is written (spreading x could write it differently)
-    if (!args.empty() && std::all_of(args.begin(), args.end(), [&](const Poly& a) { return equal(a, args.front()); })) return args.front();
+    if (!args.empty() && std::all_of(args.begin(), args.end(), [&](const Poly& a) { return cmp_poly(a, args.front()) == 0; })) return args.front();
     for (const auto& a : args) take(take, a);
     if (best) flat.push_back(constant(*best));
     Scratch<bool> alive(flat.size(), true);
