@@ -434,7 +434,7 @@ TEST_CASE("the per-thread block cache reuses freed arrays of 1 to 8 elements, at
     Item* q = alloc.allocate(3);
     if constexpr (yobx::detail::block_cache_enabled) CHECK(q == p);  // the freed array comes back
     alloc.deallocate(q, 3);
-    Item* big_array = alloc.allocate(9);  // beyond 8 elements: ::operator new and delete, not kept
+    Item* big_array = alloc.allocate(9);  // beyond 8 elements: std::allocator, not kept
     alloc.deallocate(big_array, 9);
     // a thread keeps at most 32 arrays of one length; an array made by one thread may be freed by another
     std::vector<Item*> made(40);

@@ -8,16 +8,17 @@
 // CachedAllocator<T> takes an array of 1 to block_classes elements from the
 // thread's list of freed arrays of that length when it has one, and gives a freed
 // array back to that list while it holds fewer than blocks_kept; everything else
-// goes to ::operator new and delete. An array may be freed by another thread than
+// goes to std::allocator<T> (which knows whether the compiler has sized delete:
+// clang does not by default). An array may be freed by another thread than
 // the one that made it (it joins that thread's list). A thread's lists are
 // released when it ends; an array freed after that (by a thread_local destructor
-// that runs later) goes to ::operator delete. Under AddressSanitizer the lists are
+// that runs later) goes to std::allocator. Under AddressSanitizer the lists are
 // not used, so that it sees every use after free.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <new>
+#include <memory>
 
 namespace yobx::detail {
 
@@ -49,7 +50,7 @@ struct ThreadBlocks {
     ~ThreadBlocks() {
         closed = true;
         for (std::size_t c = 0; c < block_classes; ++c)
-            for (std::uint32_t i = 0; i < count[c]; ++i) ::operator delete(blocks[c][i], (c + 1) * sizeof(T));
+            for (std::uint32_t i = 0; i < count[c]; ++i) std::allocator<T>().deallocate(static_cast<T*>(blocks[c][i]), c + 1);
     }
 
     /// This thread's lists, or null once they are released.
@@ -74,7 +75,7 @@ struct CachedAllocator {
                 if (ThreadBlocks<T>* b = ThreadBlocks<T>::get(); b && b->count[n - 1] > 0)
                     return static_cast<T*>(b->blocks[n - 1][--b->count[n - 1]]);
         }
-        return static_cast<T*>(::operator new(n * sizeof(T)));
+        return std::allocator<T>().allocate(n);
     }
     void deallocate(T* p, std::size_t n) noexcept {
         if constexpr (block_cache_enabled) {
@@ -84,7 +85,7 @@ struct CachedAllocator {
                     return;
                 }
         }
-        ::operator delete(p, n * sizeof(T));
+        std::allocator<T>().deallocate(p, n);
     }
 
     friend bool operator==(const CachedAllocator&, const CachedAllocator&) noexcept { return true; }
