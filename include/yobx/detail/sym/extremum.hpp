@@ -53,18 +53,19 @@ std::optional<Spread> spread(const Poly& p) {
 
 /// Whether settle() leaves p - q as add_raw writes it, and so does negating q: no
 /// quotient in either, at most one Max or Min alone in a term between them (settle's
-/// own test), and no coefficient of q whose negation overflows.
+/// own test), and no coefficient of q whose negation overflows. in_p and in_q are
+/// lone_extremes(p) and lone_extremes(q): p itself is not read again.
 template <class = void>
-bool inert_difference(const Poly& p, const Poly& q) {
-    const int in_p = lone_extremes(p), in_q = lone_extremes(q);
+bool inert_difference(const Poly& q, int in_p, int in_q) {
     if (in_p < 0 || in_q < 0 || in_p + in_q >= 2) return false;
     return std::none_of(q.terms.begin(), q.terms.end(), [](const Term& t) { return t.coef == i64_min; });
 }
 
-/// The constant p - q when it is one.
+/// The constant p - q when it is one; in_p and in_q are lone_extremes(p) and
+/// lone_extremes(q) (Spreading keeps them: the same arguments are compared again and again).
 template <class = void>
-std::optional<std::int64_t> constant_distance(const Poly& p, const Poly& q) {
-    if (inert_difference(p, q)) {  // p - q is constant exactly when the terms are the same: nothing to build
+std::optional<std::int64_t> constant_distance(const Poly& p, const Poly& q, int in_p, int in_q) {
+    if (inert_difference(q, in_p, in_q)) {  // p - q is constant exactly when the terms are the same: nothing to build
         const bool same = p.terms.size() == q.terms.size() &&
                           std::equal(p.terms.begin(), p.terms.end(), q.terms.begin(), [](const Term& x, const Term& y) {
                               return x.coef == y.coef && cmp_mono(x.mono, y.mono) == 0;
@@ -82,16 +83,21 @@ std::optional<std::int64_t> constant_distance(const Poly& p, const Poly& q) {
     return std::nullopt;
 }
 
-/// A polynomial with its spread() and its spread's arguments, each made when first
-/// asked and kept: provably_le and within ask for the spreads of the same arguments
-/// again and again (each argument against each other one, three levels deep).
+/// A polynomial with its lone_extremes(), its spread() and its spread's arguments, each
+/// made when first asked and kept: provably_le and within ask for the spreads of the same
+/// arguments again and again (each argument against each other one, three levels deep).
 template <class = void>
 struct Spreading {
     const Poly& p;
     std::optional<std::optional<Spread>> spread_;
     Scratch<Spreading> args_;  // the spread's arguments, made once (the vector is not grown after)
+    int lone_ = -2;            // lone_extremes(p) once asked (-1: a quotient)
 
     explicit Spreading(const Poly& q) : p(q) {}
+    int lone() {
+        if (lone_ == -2) lone_ = lone_extremes(p);
+        return lone_;
+    }
     const std::optional<Spread>& spread_of() {
         if (!spread_) spread_.emplace(spread(p));
         return *spread_;
@@ -111,7 +117,7 @@ struct Spreading {
 /// difference, or through the arguments of a Max or Min (`depth` levels).
 template <class = void>
 bool provably_le(Spreading<>& x, Spreading<>& y, int depth) {
-    if (const auto d = constant_distance(x.p, y.p)) return *d <= 0;
+    if (const auto d = constant_distance(x.p, y.p, x.lone(), y.lone())) return *d <= 0;
     if (depth == 0) return false;
     const auto any_all = [&](Scratch<Spreading<>>& es, bool any, bool left) {
         const auto one = [&](Spreading<>& e) { return left ? provably_le(e, y, depth - 1) : provably_le(x, e, depth - 1); };
@@ -162,11 +168,14 @@ Poly extremum(AtomKind kind, const Polys& args) {
     if (!args.empty() && std::all_of(args.begin(), args.end(), [&](const Poly& a) { return cmp_poly(a, args.front()) == 0; })) return args.front();
     for (const auto& a : args) take(take, a);
     if (best) flat.push_back(constant(*best));
+    Scratch<Spreading<>> spreading;  // each argument's spread (and lone_extremes) computed once
+    spreading.reserve(flat.size());
+    for (const auto& x : flat) spreading.emplace_back(x);
     Scratch<bool> alive(flat.size(), true);
     for (std::size_t i = 0; i < flat.size(); ++i) {
         for (std::size_t j = i + 1; j < flat.size() && alive[i]; ++j) {
             if (!alive[j]) continue;
-            const auto d = constant_distance(flat[i], flat[j]);
+            const auto d = constant_distance(flat[i], flat[j], spreading[i].lone(), spreading[j].lone());
             if (!d) continue;
             if ((*d >= 0) == is_max)
                 alive[j] = false;
@@ -176,9 +185,6 @@ Poly extremum(AtomKind kind, const Polys& args) {
     }
     // absorption: an argument at most another one goes from a Max (at least, from a Min):
     // Max(a, Min(a, b)) == a, Min(c, Min(a, b, Max(a, 3))) == Min(a, b, c)
-    Scratch<Spreading<>> spreading;  // each argument's spread computed once
-    spreading.reserve(flat.size());
-    for (const auto& x : flat) spreading.emplace_back(x);
     for (std::size_t i = 0; i < flat.size(); ++i) {
         if (!alive[i]) continue;
         Scratch<Spreading<>*> others;
@@ -250,8 +256,7 @@ Poly extremum(AtomKind kind, const Polys& args) {
         const Poly shift = constant(least_constant(negated));
         if (!is_zero(shift))
             for (auto& x : negated) x = sub(x, shift);
-        std::sort(kept.begin(), kept.end(), by_order);
-        std::sort(negated.begin(), negated.end(), by_order);
+        std::sort(negated.begin(), negated.end(), by_order);  // (kept is sorted above)
         // (compared on the non-constant arguments first: Max(-1, s0) stays, Max(-s0, -s1) is -Min(s0, s1);
         // a family its own negation, Min(s0, 5 - s0), is written with Max: 5 - Max(s0, 5 - s0))
         const auto skip = [](Polys& xs) { return xs.begin() + (xs.front().is_constant() ? 1 : 0); };
