@@ -231,7 +231,10 @@ Poly add_raw(const Poly& a, const Poly& b, std::int64_t k = 1) {
 template <class = void>
 Poly add(const Poly& a, const Poly& b) { return settle(add_raw(a, b)); }
 template <class = void>
-Poly scale(const Poly& a, std::int64_t k) { return k == 1 ? a : settle(scale_raw(a, k)); }
+Poly scale(const Poly& a, std::int64_t k) {
+    if (k == 0) return constant(0);  // without copying a first (scale_raw takes its own)
+    return k == 1 ? a : settle(scale_raw(a, k));
+}
 
 template <class = void>
 Poly negate(const Poly& a) { return scale(a, -1); }

@@ -55,13 +55,12 @@ auto ShapeEnv::simplify_atom(AtomKind kind, const Polys& args) const -> Poly {
 /// no law applies (a stays).
 template <class>
 auto ShapeEnv::atom_laws(const detail::sym::Atom& atom) const -> std::optional<Poly> {
-    const detail::sym::Atom* a = &atom;
-    const AtomKind kind = a->kind;
+    const AtomKind kind = atom.kind;
     switch (kind) {
         case AtomKind::max:
         case AtomKind::min: {
             // drop an argument another one provably dominates
-            const auto& xs = a->args;
+            const auto& xs = atom.args;
             detail::sym::Scratch<bool> alive(xs.size(), true);
             for (std::size_t i = 0; i < xs.size(); ++i)
                 for (std::size_t j = 0; j < xs.size() && alive[i]; ++j) {
@@ -77,8 +76,8 @@ auto ShapeEnv::atom_laws(const detail::sym::Atom& atom) const -> std::optional<P
         }
         case AtomKind::floordiv:
         case AtomKind::mod: {
-            const Poly& num = a->args[0];
-            const Poly& den = a->args[1];
+            const Poly& num = atom.args[0];
+            const Poly& den = atom.args[1];
             namespace ds = detail::sym;
             // q*den <= num < (q + 1)*den for a q the ranges prove: num//den == q and
             // Mod(num, den) == num - q*den, whatever the sign of num's constant
