@@ -358,6 +358,25 @@ TEST_CASE("parse errors name the column and what was expected") {
           "parse_sym_bool: column 8: expected ')', found end of input in \"(s0 > 1\"");
 }
 
+TEST_CASE("parse: an operator cut off by the end of input is read as far as it goes") {
+    // one character left where `//`, `**`, `<=` take two: not that token (the same
+    // messages as before peek compared characters itself)
+    CHECK(error_of<yobx::value_error>([] { return parse_sym("s0 /"); }) ==
+          "parse_sym: column 4: expected an operator or end of input, found '/' in \"s0 /\"");
+    CHECK(error_of<yobx::value_error>([] { return parse_sym("s0*"); }) ==
+          "parse_sym: column 4: expected a number, a symbol, '(' or Max/Min/Mod/FloorDiv, found end of input in \"s0*\"");
+    CHECK(error_of<yobx::value_error>([] { return parse_sym("2 **"); }) ==
+          "parse_sym: column 5: expected a non-negative integer exponent, found end of input in \"2 **\"");
+    CHECK(error_of<yobx::value_error>([] { return parse_sym("s0 //"); }) ==
+          "parse_sym: column 6: expected a number, a symbol, '(' or Max/Min/Mod/FloorDiv, found end of input in \"s0 //\"");
+    CHECK(error_of<yobx::value_error>([] { return parse_sym_bool("s0 <"); }) ==
+          "parse_sym_bool: column 5: expected a number, a symbol, '(' or Max/Min/Mod/FloorDiv, found end of input in \"s0 <\"");
+    CHECK(error_of<yobx::value_error>([] { return parse_sym_bool("s0 ="); }) ==
+          "parse_sym_bool: column 4: expected a comparison (==, !=, <, <=, >, >=), found '=' in \"s0 =\"");
+    CHECK(str(parse_sym("s0//2")) == "s0//2");
+    CHECK(str(parse_sym("s0**2")) == "s0**2");
+}
+
 TEST_CASE("SymInt and SymBool key unordered containers by structure") {
     std::unordered_set<SymInt> set{s0 + s1, s1 + s0, 2 * (s0 + 1) - 2, 2 * s0};
     CHECK(set.size() == 2);
