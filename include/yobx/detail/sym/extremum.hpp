@@ -51,38 +51,6 @@ std::optional<Spread> spread(const Poly& p) {
     return s;
 }
 
-/// Whether settle() leaves p - q as add_raw writes it, and so does negating q: no
-/// quotient in either, at most one Max or Min alone in a term between them (settle's
-/// own test), and no coefficient of q whose negation overflows. in_p and in_q are
-/// lone_extremes(p) and lone_extremes(q): p itself is not read again.
-template <class = void>
-bool inert_difference(const Poly& q, int in_p, int in_q) {
-    if (in_p < 0 || in_q < 0 || in_p + in_q >= 2) return false;
-    return std::none_of(q.terms.begin(), q.terms.end(), [](const Term& t) { return t.coef == i64_min; });
-}
-
-/// The constant p - q when it is one; in_p and in_q are lone_extremes(p) and
-/// lone_extremes(q) (Spreading keeps them: the same arguments are compared again and again).
-template <class = void>
-std::optional<std::int64_t> constant_distance(const Poly& p, const Poly& q, int in_p, int in_q) {
-    if (inert_difference(q, in_p, in_q)) {  // p - q is constant exactly when the terms are the same: nothing to build
-        const bool same = p.terms.size() == q.terms.size() &&
-                          std::equal(p.terms.begin(), p.terms.end(), q.terms.begin(), [](const Term& x, const Term& y) {
-                              return x.coef == y.coef && cmp_mono(x.mono, y.mono) == 0;
-                          });
-        if (!same) return std::nullopt;
-        std::int64_t d = 0;
-        if (__builtin_sub_overflow(p.constant, q.constant, &d)) return std::nullopt;
-        return d;
-    }
-    try {
-        const Poly d = sub(p, q);
-        if (d.is_constant()) return d.constant;
-    } catch (const overflow&) {
-    }
-    return std::nullopt;
-}
-
 /// A polynomial with its lone_extremes(), its spread() and its spread's arguments, each
 /// made when first asked and kept: provably_le and within ask for the spreads of the same
 /// arguments again and again (each argument against each other one, three levels deep).
@@ -113,11 +81,45 @@ struct Spreading {
     }
 };
 
+/// Whether settle() leaves p - q as add_raw writes it, and so does negating q: no
+/// quotient in either, at most one Max or Min alone in a term between them (settle's
+/// own test), and no coefficient of q whose negation overflows. in_p and in_q are
+/// lone_extremes(p) and lone_extremes(q): p itself is not read again.
+template <class = void>
+bool inert_difference(const Poly& q, int in_p, int in_q) {
+    if (in_p < 0 || in_q < 0 || in_p + in_q >= 2) return false;
+    return std::none_of(q.terms.begin(), q.terms.end(), [](const Term& t) { return t.coef == i64_min; });
+}
+
+/// The constant x.p - y.p when it is one (their lone_extremes counted once, by Spreading:
+/// the same arguments are compared again and again).
+template <class = void>
+std::optional<std::int64_t> constant_distance(Spreading<>& x, Spreading<>& y) {
+    const Poly& p = x.p;
+    const Poly& q = y.p;
+    if (inert_difference(q, x.lone(), y.lone())) {  // p - q is constant exactly when the terms are the same: nothing to build
+        const bool same = p.terms.size() == q.terms.size() &&
+                          std::equal(p.terms.begin(), p.terms.end(), q.terms.begin(), [](const Term& u, const Term& v) {
+                              return u.coef == v.coef && cmp_mono(u.mono, v.mono) == 0;
+                          });
+        if (!same) return std::nullopt;
+        std::int64_t d = 0;
+        if (__builtin_sub_overflow(p.constant, q.constant, &d)) return std::nullopt;
+        return d;
+    }
+    try {
+        const Poly d = sub(p, q);
+        if (d.is_constant()) return d.constant;
+    } catch (const overflow&) {
+    }
+    return std::nullopt;
+}
+
 /// x <= y for every value of the symbols, seen from the structure: a constant
 /// difference, or through the arguments of a Max or Min (`depth` levels).
 template <class = void>
 bool provably_le(Spreading<>& x, Spreading<>& y, int depth) {
-    if (const auto d = constant_distance(x.p, y.p, x.lone(), y.lone())) return *d <= 0;
+    if (const auto d = constant_distance(x, y)) return *d <= 0;
     if (depth == 0) return false;
     const auto any_all = [&](Scratch<Spreading<>>& es, bool any, bool left) {
         const auto one = [&](Spreading<>& e) { return left ? provably_le(e, y, depth - 1) : provably_le(x, e, depth - 1); };
@@ -175,7 +177,7 @@ Poly extremum(AtomKind kind, const Polys& args) {
     for (std::size_t i = 0; i < flat.size(); ++i) {
         for (std::size_t j = i + 1; j < flat.size() && alive[i]; ++j) {
             if (!alive[j]) continue;
-            const auto d = constant_distance(flat[i], flat[j], spreading[i].lone(), spreading[j].lone());
+            const auto d = constant_distance(spreading[i], spreading[j]);
             if (!d) continue;
             if ((*d >= 0) == is_max)
                 alive[j] = false;
