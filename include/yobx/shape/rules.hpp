@@ -54,8 +54,12 @@ std::string format_shapes(std::span<const Shape> shapes) {
 ///   be 0 is not 0 where the other is 1: there the broadcast is 0, not Max;
 /// - new_symbol: the result is a fresh symbol, ONNX's rule for two symbols, unless
 ///   both are at least 1 and Max(a, c) is provably one of them (`n` with
-///   `Min(64, n)` is `n`): every valid graph broadcasts to that side.
-enum class BroadcastPolicy { strict, sym_max, new_symbol };
+///   `Min(64, n)` is `n`): every valid graph broadcasts to that side;
+/// - merge: onnxruntime's `auto_merge`: where new_symbol would give a fresh symbol,
+///   the two are taken equal (`ShapeEnv::check`, an assumption the graph needs) and
+///   the result is their common value: a fresh symbol is replaced by a named one,
+///   a symbol by an expression, so `n` with `unk__0` gives `n` from there on.
+enum class BroadcastPolicy { strict, sym_max, new_symbol, merge };
 
 /// "strict", "sym_max", "new_symbol".
 inline std::string_view to_string(BroadcastPolicy p) {
@@ -63,6 +67,7 @@ inline std::string_view to_string(BroadcastPolicy p) {
         case BroadcastPolicy::strict: return "strict";
         case BroadcastPolicy::sym_max: return "sym_max";
         case BroadcastPolicy::new_symbol: return "new_symbol";
+        case BroadcastPolicy::merge: return "merge";
     }
     return "?";
 }
@@ -201,7 +206,8 @@ std::optional<SymInt> broadcast_dim(ShapeEnv& env, const SymInt& a0, const SymIn
             if (env.evaluate(a == 1, where)) return b;
             return std::nullopt;
         case BroadcastPolicy::sym_max: return env.simplify(sym_max(a, b));
-        case BroadcastPolicy::new_symbol: {
+        case BroadcastPolicy::new_symbol:
+        case BroadcastPolicy::merge: {
             // Both sides at least 1: a valid graph broadcasts them to Max(a, b) (equal, or one
             // is 1). When the lattice proves that Max one of them, that side is exact:
             // Max(n, Min(64, n)) is n (a position table sliced to the sequence, added to it).
@@ -209,6 +215,14 @@ std::optional<SymInt> broadcast_dim(ShapeEnv& env, const SymInt& a0, const SymIn
                 const SymInt m = sym_max(a, b);
                 if (env.statically_known_true(m == a)) return a;
                 if (env.statically_known_true(m == b)) return b;
+            }
+            if (policy == BroadcastPolicy::merge) {
+                try {
+                    env.assume_requirement(a == b, "auto_merge: broadcasting " + a.to_string() + " with " + b.to_string(), where);
+                    return env.simplify(a);
+                } catch (const runtime_error&) {
+                    // the hints or an earlier constraint refute it: a fresh symbol, as new_symbol
+                }
             }
             // The fresh symbol gets the hints' broadcast as its hint, when there is one.
             std::optional<std::int64_t> hint;

@@ -20,6 +20,15 @@ struct InferenceOptions {
     Hints hints;
     /// Ask ONNX's own inference for the outputs of operators yobx does not cover.
     bool onnx_fallback = true;
+    /// onnxruntime's guess_output_rank: an operator neither yobx nor ONNX's inference covers
+    /// gives each output of unknown shape the rank (and, if unknown, the type) of its first
+    /// input, with fresh dims, instead of no shape.
+    bool guess_output_rank = false;
+    /// onnxruntime's auto_merge: two dims a broadcast cannot tell apart (neither provably
+    /// equal nor 1) are taken equal, keeping the one onnxruntime's tool keeps (an input's
+    /// dim before another symbol, a symbol before an expression, the shorter expression),
+    /// and the equality is recorded as an assumption, instead of giving a fresh symbol.
+    bool auto_merge = false;
     /// Profiles of custom operators, the content of draft export's op_profiles.
     OpProfiles op_profiles;
     /// The model's directory, where external data is looked for (empty: external data is

@@ -42,7 +42,9 @@ public:
     Walker(const InferenceOptions& options, ShapeReport& report, const std::map<std::string, int, std::less<>>& opsets)
         : options_(options), report_(report), opsets_(opsets),
           env_(options.hints.empty() ? ShapeEnvMode::strict : ShapeEnvMode::draft),
-          policy_(options.strict || !options.hints.empty() ? BroadcastPolicy::strict : BroadcastPolicy::new_symbol) {}
+          policy_(options.strict || !options.hints.empty() ? BroadcastPolicy::strict
+                  : options.auto_merge                        ? BroadcastPolicy::merge
+                                                              : BroadcastPolicy::new_symbol) {}
 
     ShapeEnv& env() { return env_; }
     /// The model ONNX's own inference runs on when a node needs the fallback.
@@ -215,6 +217,7 @@ public:
             } else {
                 report_.not_covered[(domain.empty() ? "" : domain + ".") + node.op_type()] += 1;
                 fallback(node, ctx);
+                if (options_.guess_output_rank) guess_output_rank(ctx);
             }
         } catch (const UnknownInput&) {
             fallback(node, ctx);
@@ -248,6 +251,23 @@ public:
         }
     }
 
+    /// onnxruntime's guess_output_rank: each output still without a shape takes the rank of
+    /// the first input, with fresh dims, and its type where the output has none.
+    void guess_output_rank(NodeContext& ctx) {
+        const TensorInfo* first = ctx.input(0);
+        if (first == nullptr || !first->shape) return;
+        for (auto& out : ctx.outputs()) {
+            if (out && out->shape) continue;
+            TensorInfo info = out ? std::move(*out) : TensorInfo{};
+            if (info.elem_type == elem::undefined) info.elem_type = first->elem_type;
+            Shape shape;
+            for (std::size_t i = 0; i < first->shape->size(); ++i)
+                shape.push_back(ctx.fresh("guess_output_rank: an operator no rule covers, given the rank of its first input"));
+            info.shape = std::move(shape);
+            out = std::move(info);
+        }
+    }
+
     /// ONNX's own inference for a node yobx cannot run: its type and shape where it says something.
     void fallback(const ::onnx::NodeProto& node, NodeContext& ctx, const std::string& why = "a dimension ONNX's own inference leaves unknown") {
         if (!options_.onnx_fallback || model_ == nullptr) return;
@@ -256,7 +276,7 @@ public:
             auto& out = ctx.outputs()[static_cast<std::size_t>(k)];
             if (out && out->shape) continue;
             const auto it = onnx_types_->find(node.output(k));
-            if (it == onnx_types_->end()) continue;
+            if (it == onnx_types_->end() || it->second.other) continue;
             TensorInfo info;
             info.elem_type = it->second.elem_type;
             if (it->second.dims) {
@@ -281,6 +301,7 @@ public:
     struct OnnxType {
         int elem_type = 0;
         std::optional<std::vector<OnnxDim>> dims;
+        std::optional<::onnx::TypeProto> other;  // a sequence, map or optional type: written as ONNX gives it
     };
     void onnx_inference(const ::onnx::ModelProto& model) {
         auto types = std::make_unique<std::unordered_map<std::string, OnnxType>>();
@@ -293,8 +314,13 @@ public:
             o.enable_data_propagation = true;
             ::onnx::shape_inference::InferShapes(copy, ::onnx::OpSchemaRegistry::Instance(), o);
             const auto add = [&](const ::onnx::ValueInfoProto& v) {
-                if (!v.type().has_tensor_type()) return;
                 OnnxType t;
+                if (!v.type().has_tensor_type()) {
+                    if (v.type().value_case() == ::onnx::TypeProto::VALUE_NOT_SET) return;
+                    t.other = v.type();
+                    (*types)[v.name()] = std::move(t);
+                    return;
+                }
                 t.elem_type = v.type().tensor_type().elem_type();
                 if (v.type().tensor_type().has_shape()) {
                     t.dims.emplace();
@@ -528,6 +554,20 @@ public:
     /// when it differs (a contradiction, reported); a declared dim yobx does not know is kept.
     void write_type(const TensorInfo& info, const ::onnx::TypeProto* model, const std::string& name, ::onnx::TypeProto& out) {
         ++report_.values;
+        if (!info.shape && info.elem_type == elem::undefined) {
+            // not a tensor as far as yobx knows: a sequence, map or optional value keeps the type
+            // the model declares, or ONNX's inference gives it
+            const ::onnx::TypeProto* other = model && model->value_case() != ::onnx::TypeProto::VALUE_NOT_SET && !model->has_tensor_type()
+                                                 ? model
+                                                 : nullptr;
+            if (other == nullptr && onnx_types_ != nullptr)
+                if (const auto it = onnx_types_->find(name); it != onnx_types_->end() && it->second.other) other = &*it->second.other;
+            if (other != nullptr) {
+                out = *other;
+                ++report_.not_tensor;
+                return;
+            }
+        }
         auto* tt = out.mutable_tensor_type();
         const bool model_tensor = model && model->has_tensor_type();
         int type = info.elem_type;
@@ -659,9 +699,14 @@ private:
     /// assumptions, listed apart.
     void record_facts(std::size_t before, const std::string& where) {
         const auto& asserts = env_.runtime_asserts();
-        for (std::size_t i = before; i < asserts.size(); ++i)
-            if (asserts[i].message != "draft assumption")
-                report_.facts.push_back({where, asserts[i].condition.to_string(), asserts[i].message});
+        for (std::size_t i = before; i < asserts.size(); ++i) {
+            if (asserts[i].message == "draft assumption") continue;
+            if (asserts[i].message.starts_with("auto_merge: ")) {  // taken equal by auto_merge: an assumption
+                add_assumption(where, asserts[i].message, asserts[i].condition.to_string(), 1);
+                continue;
+            }
+            report_.facts.push_back({where, asserts[i].condition.to_string(), asserts[i].message});
+        }
     }
 
     std::vector<std::size_t> draft_counts() const {
@@ -676,14 +721,16 @@ private:
             if (issues[i].count == was) continue;
             const std::string question = issues[i].requirement.empty() ? issues[i].condition.to_string() : issues[i].requirement;
             const std::string answer = issues[i].requirement.empty() ? (issues[i].answer ? "True" : "False") : issues[i].condition.to_string();
-            bool found = false;
-            for (auto& a : report_.assumptions)
-                if (a.node == where && a.question == question) {
-                    a.count += issues[i].count - was;
-                    found = true;
-                }
-            if (!found) report_.assumptions.push_back({where, question, answer, issues[i].count - was});
+            add_assumption(where, question, answer, issues[i].count - was);
         }
+    }
+    void add_assumption(const std::string& where, const std::string& question, const std::string& answer, std::size_t count) {
+        for (auto& a : report_.assumptions)
+            if (a.node == where && a.question == question) {
+                a.count += count;
+                return;
+            }
+        report_.assumptions.push_back({where, question, answer, count});
     }
 };
 

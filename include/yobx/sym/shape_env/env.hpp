@@ -184,6 +184,7 @@ public:
 
     /// A symbol with a new unique name `<prefix><n>`, n counted per prefix (ONNX's
     /// symbol generation for unknown results; yobx uses `u` for data-dependent sizes).
+    /// An equality between it and a symbol made by create_symbol replaces it, whatever the names.
     template <class = void>
     SymInt fresh_symbol(std::string_view prefix = "s", std::optional<std::int64_t> hint = std::nullopt,
                         ValueRange range = ValueRange::size()) {
@@ -191,7 +192,11 @@ public:
             auto counter = fresh_counters_.find(prefix);
             if (counter == fresh_counters_.end()) counter = fresh_counters_.emplace(std::string(prefix), 0).first;
             std::string name = std::string(prefix) + std::to_string(counter->second++);
-            if (symbols_.find(name) == symbols_.end()) return create_symbol(name, hint, range);
+            if (symbols_.find(name) == symbols_.end()) {
+                SymInt s = create_symbol(name, hint, range);
+                symbols_.find(name)->second.fresh = true;
+                return s;
+            }
         }
     }
 
@@ -335,6 +340,7 @@ private:
         std::optional<std::int64_t> hint;
         ValueRange range;
         std::int64_t divisor = 1;  // the symbol is a multiple of it
+        bool fresh = false;        // made by fresh_symbol: an equality replaces it before a named one
     };
     using Poly = detail::sym::Poly;
     using Polys = detail::sym::Polys;

@@ -1,8 +1,8 @@
 // yobx/sym/shape_env/facts.hpp — what ShapeEnv::check records: a bound on one
 // symbol narrows its range (s0 >= 4; a bound on a quotient narrows the
 // numerator's symbol: s0//4 >= 1 gives s0 >= 4), an equality s == expr, s not in
-// expr, becomes a replacement of the greatest such symbol (Eq(s0, s1) replaces
-// s1 by s0), Eq(Mod(s0, k), 0) records divisibility by k; anything else is
+// expr, becomes a replacement of a fresh symbol before a named one, then of the
+// greatest such symbol (Eq(s0, s1) replaces s1 by s0), Eq(Mod(s0, k), 0) records divisibility by k; anything else is
 // kept as a fact for decide.hpp. test_shape_env.cpp holds these examples.
 #pragma once
 
@@ -105,8 +105,9 @@ auto ShapeEnv::narrow_quotient(const Poly& d) -> bool {
     return true;
 }
 
-/// `s == expr` with s not in expr: s is replaced by expr from now on (the
-/// greatest such symbol, so that s1 becomes s0 and not the reverse).
+/// `s == expr` with s not in expr: s is replaced by expr from now on (a fresh
+/// symbol before a named one, then the greatest, so that s1 becomes s0 and not
+/// the reverse).
 template <class>
 auto ShapeEnv::try_replacement(const Poly& d) -> bool {
     const detail::sym::Atom* best = nullptr;
@@ -119,7 +120,10 @@ auto ShapeEnv::try_replacement(const Poly& d) -> bool {
         auto count = [&](const detail::sym::Atom& x) { uses += x.name == a->name; };
         detail::sym::for_each_symbol(d, count);
         if (uses != 1) continue;
-        if (best == nullptr || detail::sym::cmp_name(a->name, best->name) > 0) {
+        // a fresh symbol (an unknown) is replaced before a named one, then the greatest
+        const bool fresh = symbols_.at(a->name).fresh;
+        const bool best_fresh = best != nullptr && symbols_.at(best->name).fresh;
+        if (best == nullptr || fresh > best_fresh || (fresh == best_fresh && detail::sym::cmp_name(a->name, best->name) > 0)) {
             best = a;
             best_coef = t.coef;
         }
