@@ -8,6 +8,7 @@
 #include "generators.hpp"
 
 #include <yobx/adapters/onnx.hpp>
+#include <yobx/adapters/onnx/serialized.hpp>
 
 #include <cstdint>
 #include <limits>
@@ -292,11 +293,33 @@ inline void check_onnx_bytes(const std::uint8_t* data, std::size_t size) {
     if (size % 3 == 2) options.hints = {{"batch", 2}, {"a", 3}, {"b", 4}, {"n", 5}, {"m", 1}, {"seq", 7}};
     const std::string error = infer_or_error(m, options);
     if (infer_or_error(file->model(), options) != error) defect("the model read by ModelFile infers otherwise");
+    // the Python module's entry: the same bytes, the same error or the same model
+    const std::string_view bytes(reinterpret_cast<const char*>(data), size);
+    std::optional<yobx::onnx::SerializedShapes> light;
+    std::string light_error;
+    try {
+        light = yobx::onnx::infer_shapes_serialized(bytes, options);
+    } catch (const yobx::error& e) {
+        light_error = e.what();
+    }
+    if (light_error != error) defect("infer_shapes_serialized fails otherwise than infer_shapes: '" + light_error + "'");
     if (!error.empty()) return;
     check_written_types(m);
     std::string out;
     if (!m.SerializeToString(&out)) defect("the shaped model does not serialize");
     if (reparsed() != out) defect("ModelFile writes other shapes than the model parsed whole");
+    // completed as the module completes it: the initializers left out copied from the model the caller holds
+    ::onnx::ModelProto completed;
+    if (!completed.ParseFromString(light->model)) defect("the model infer_shapes_serialized returns does not parse");
+    for (const std::size_t i : light->left_out) {
+        if (i >= static_cast<std::size_t>(completed.graph().initializer_size())) defect("a position left out past the initializers");
+        *completed.mutable_graph()->mutable_initializer(static_cast<int>(i)) = m.graph().initializer(static_cast<int>(i));
+    }
+    if (completed.SerializeAsString() != out) defect("infer_shapes_serialized's model, completed, is not the model shaped whole");
+    ::onnx::ModelProto whole;
+    if (!whole.ParseFromString(yobx::onnx::infer_shapes_serialized(bytes, options, yobx::onnx::Payloads::put_back).model) ||
+        whole.SerializeAsString() != out)
+        defect("infer_shapes_serialized with the payloads put back is not the model shaped whole");
 }
 
 /// A base model mutated by the bytes, then checked: the replay of the fuzz target.

@@ -160,6 +160,10 @@ public:
     /// `name` stands for the file in errors.
     static ModelFile from_bytes(std::string bytes, std::string name = "<bytes>") { return ModelFile(std::move(bytes), std::move(name)); }
 
+    /// A model read from bytes it does not copy (a Python `bytes` object, a mapped region):
+    /// the payloads left out stay in `bytes`, which must outlive the ModelFile.
+    static ModelFile view(std::string_view bytes, std::string name = "<bytes>") { return ModelFile(bytes, std::move(name)); }
+
     ModelFile(const ModelFile&) = delete;
     ModelFile& operator=(const ModelFile&) = delete;
     /// Movable: the payloads stay where they are (the mapping, or a buffer on the heap).
@@ -183,6 +187,16 @@ public:
         for (const auto& s : stripped_)
             for (const auto& r : s.payload) n += r.size();
         return n;
+    }
+
+    /// The positions, among the graph's initializers, of those whose payloads model() leaves
+    /// out (ascending; empty when the file was parsed whole). A caller that holds the model
+    /// parsed whole completes model()'s serialization by copying these initializers over.
+    std::vector<std::size_t> left_out() const {
+        std::vector<std::size_t> v;
+        v.reserve(stripped_.size());
+        for (const auto& s : stripped_) v.push_back(s.index);
+        return v;
     }
 
     /// The bytes save writes: what protobuf serializes, the payloads put back.
@@ -220,6 +234,12 @@ private:
     ModelFile(std::string bytes, std::string name) : path_(std::move(name)), buffer_(std::make_unique<std::string>(std::move(bytes))) {
         data_ = buffer_->data();
         size_ = buffer_->size();
+        if (size_ > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+            throw value_error("'" + path_ + "' is larger than protobuf reads (2 GiB)");
+        parse();
+    }
+
+    ModelFile(std::string_view bytes, std::string name) : path_(std::move(name)), data_(bytes.data()), size_(bytes.size()) {
         if (size_ > static_cast<std::size_t>(std::numeric_limits<int>::max()))
             throw value_error("'" + path_ + "' is larger than protobuf reads (2 GiB)");
         parse();

@@ -1,0 +1,141 @@
+// yobx/adapters/onnx/serialized.hpp — shape inference from bytes to bytes: what a language binding calls.
+//
+// A binding (the Python module `yobx`) hands over a serialized model and takes back
+// bytes: no protobuf object crosses the boundary, so the binding does not depend on
+// which protobuf implementation the other side uses. The model is read as ModelFile
+// reads a file, without copying the payloads of its large initializers; the shaped
+// model comes back with them left out, and their positions, for a caller that holds
+// the model to copy them over (one copy of the weights in all), or put back here for
+// a caller that holds only bytes.
+//
+//   yobx::onnx::SerializedShapes out = yobx::onnx::infer_shapes_serialized(bytes, options);
+//   // out.model: the shaped model's bytes; out.left_out: the initializers it leaves out
+#pragma once
+
+#include <yobx/adapters/onnx.hpp>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace yobx::onnx {
+
+/// What infer_shapes_serialized returns.
+struct SerializedShapes {
+    /// The shaped model, serialized; the initializers at `left_out` without their payloads.
+    std::string model;
+    /// Positions among the graph's initializers of those `model` holds without their payloads
+    /// (ascending; empty when the payloads were put back or the model had none to leave out).
+    std::vector<std::size_t> left_out;
+    ShapeReport report;
+};
+
+/// Whether the large initializer payloads are left out of what comes back (the caller holds
+/// the model and copies them over) or put back (the caller holds only bytes).
+enum class Payloads { left_out, put_back };
+
+/// infer_shapes on a serialized model (`name` stands for it in errors). Errors are
+/// infer_shapes' and ModelFile's value_errors: bytes that are not a model, a model without
+/// a graph, an unknown opset, a cycle, an undecidable question in strict mode.
+inline SerializedShapes infer_shapes_serialized(std::string_view bytes, const InferenceOptions& options,
+                                                Payloads payloads = Payloads::left_out, std::string name = "<bytes>") {
+    ModelFile file = ModelFile::view(bytes, std::move(name));
+    SerializedShapes out;
+    out.report = infer_shapes(file.model(), options);
+    if (payloads == Payloads::put_back) {
+        out.model = file.serialize();
+    } else {
+        out.left_out = file.left_out();
+        if (!file.model().SerializeToString(&out.model)) throw value_error("the shaped model does not serialize");
+    }
+    return out;
+}
+
+/// A value's shape at given sizes: each dim's value, nullopt where it is not known
+/// (a dim without a value or an expression, or one over symbols that have no size).
+using ConcreteShape = std::vector<std::optional<std::int64_t>>;
+
+/// The concrete shape of every value of a model whose dims are written (dim_value, or a
+/// dim_param that parse_sym reads, as yobx writes them): graph inputs, initializers,
+/// value_info and outputs, in subgraphs too, by name; a value with no shape is nullopt.
+/// A size that names no symbol of the model is a value_error (a misspelt name); so is an
+/// expression that cannot be evaluated at the sizes (a division by zero).
+inline std::map<std::string, std::optional<ConcreteShape>, std::less<>> evaluate_shapes(const ::onnx::ModelProto& model,
+                                                                                       const SymbolValues& sizes) {
+    std::map<std::string, std::optional<ConcreteShape>, std::less<>> out;
+    std::map<std::string, SymInt, std::less<>> parsed;  // dim_param -> expression (none: not one)
+    std::set<std::string, std::less<>> seen;            // every symbol and dim_param of the model
+    const auto dim_of = [&](const ::onnx::TensorShapeProto_Dimension& d) -> std::optional<std::int64_t> {
+        if (d.has_dim_value()) return d.dim_value() >= 0 ? std::optional<std::int64_t>(d.dim_value()) : std::nullopt;
+        if (!d.has_dim_param() || d.dim_param().empty()) return std::nullopt;
+        const std::string& text = d.dim_param();
+        seen.insert(text);
+        if (const auto it = sizes.find(text); it != sizes.end()) return it->second;  // a name parse_sym does not read
+        auto it = parsed.find(text);
+        if (it == parsed.end()) {
+            SymInt e;
+            try {
+                e = parse_sym(text);
+            } catch (const yobx::error&) {
+                return std::nullopt;
+            }
+            it = parsed.emplace(text, std::move(e)).first;
+        }
+        bool all = true;
+        for (const auto& s : it->second.free_symbols()) {
+            seen.insert(s);
+            all = all && sizes.count(s);
+        }
+        if (!all) return std::nullopt;
+        try {
+            return it->second.evaluate_with(sizes);
+        } catch (const yobx::error& e) {
+            throw value_error("evaluate_shapes: the dim '" + text + "' at the given sizes: " + e.what());
+        }
+    };
+    const auto add = [&](const std::string& name, const ::onnx::TypeProto& type) {
+        if (name.empty()) return;
+        if (!type.has_tensor_type() || !type.tensor_type().has_shape()) {
+            out.emplace(name, std::nullopt);
+            return;
+        }
+        ConcreteShape s;
+        for (const auto& d : type.tensor_type().shape().dim()) s.push_back(dim_of(d));
+        out.insert_or_assign(name, std::move(s));
+    };
+    const auto graph = [&](const auto& self, const ::onnx::GraphProto& g) -> void {
+        for (const auto& t : g.initializer()) out.insert_or_assign(t.name(), ConcreteShape(t.dims().begin(), t.dims().end()));
+        for (const auto& v : g.input())
+            if (!out.count(v.name())) add(v.name(), v.type());
+        for (const auto& v : g.value_info()) add(v.name(), v.type());
+        for (const auto& v : g.output()) add(v.name(), v.type());
+        for (const auto& n : g.node())
+            for (const auto& a : n.attribute()) {
+                if (a.has_g()) self(self, a.g());
+                for (const auto& sub : a.graphs()) self(self, sub);
+            }
+    };
+    graph(graph, model.graph());
+    for (const auto& [name, v] : sizes)
+        if (!seen.count(name)) {
+            std::string known;
+            for (const auto& s : seen) {
+                bool symbol = true;
+                try {
+                    symbol = parse_sym(s).free_symbols() == std::vector<std::string>{s};
+                } catch (const yobx::error&) {
+                }
+                if (symbol) known += (known.empty() ? "" : ", ") + s;
+            }
+            throw value_error("evaluate_shapes: size '" + name + "' names no dim of the model (its symbols: " +
+                              (known.empty() ? "none" : known) + ")");
+        }
+    return out;
+}
+
+}  // namespace yobx::onnx

@@ -1,0 +1,221 @@
+// Shape inference from bytes to bytes (what the Python module calls), evaluate_shapes,
+// and the walk's options for onnxruntime's drop-in: guess_output_rank and auto_merge;
+// sequence values keep their type.
+#include <yobx/adapters/onnx/serialized.hpp>
+
+#include "../error_of.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+using test::error_of;
+using yobx::onnx::InferenceOptions;
+
+namespace {
+
+void value(::onnx::ValueInfoProto* v, const char* name, std::vector<const char*> dims) {
+    v->set_name(name);
+    auto* tt = v->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(::onnx::TensorProto::FLOAT);
+    for (const char* d : dims) {
+        auto* dim = tt->mutable_shape()->add_dim();
+        if (d[0] >= '0' && d[0] <= '9') dim->set_dim_value(std::stoll(d));
+        else dim->set_dim_param(d);
+    }
+}
+
+::onnx::NodeProto* add_node(::onnx::GraphProto& g, const char* op, std::vector<const char*> in, const char* out, const char* domain = "") {
+    auto* n = g.add_node();
+    n->set_op_type(op);
+    n->set_name(out);
+    n->set_domain(domain);
+    for (const char* i : in) n->add_input(i);
+    n->add_output(out);
+    return n;
+}
+
+::onnx::ModelProto model_with(std::vector<std::pair<const char*, int>> opsets = {{"", 17}}) {
+    ::onnx::ModelProto m;
+    m.set_ir_version(8);
+    for (const auto& [d, v] : opsets) {
+        auto* o = m.add_opset_import();
+        o->set_domain(d);
+        o->set_version(v);
+    }
+    return m;
+}
+
+/// x [batch, 3, h, w] -> Conv (a 16x3x3x3 weight, 1,728 bytes: left out) -> y.
+::onnx::ModelProto conv_model() {
+    ::onnx::ModelProto m = model_with();
+    auto& g = *m.mutable_graph();
+    value(g.add_input(), "x", {"batch", "3", "h", "w"});
+    auto* w = g.add_initializer();
+    w->set_name("w");
+    w->set_data_type(::onnx::TensorProto::FLOAT);
+    for (int d : {16, 3, 3, 3}) w->add_dims(d);
+    w->set_raw_data(std::string(16 * 27 * 4, '\x01'));
+    auto* b = g.add_initializer();  // small: parsed, not left out
+    b->set_name("b");
+    b->set_data_type(::onnx::TensorProto::FLOAT);
+    b->add_dims(16);
+    b->set_raw_data(std::string(64, '\x02'));
+    add_node(g, "Conv", {"x", "w", "b"}, "y");
+    g.add_output()->set_name("y");
+    return m;
+}
+
+std::vector<std::string> dims_of(const ::onnx::TypeProto& t) {
+    std::vector<std::string> v;
+    for (const auto& d : t.tensor_type().shape().dim()) v.push_back(d.has_dim_value() ? std::to_string(d.dim_value()) : d.dim_param());
+    return v;
+}
+
+}  // namespace
+
+TEST_CASE("infer_shapes_serialized leaves the large payloads out and says which; completed, it is infer_shapes' model") {
+    const ::onnx::ModelProto m = conv_model();
+    const std::string bytes = m.SerializeAsString();
+    const auto light = yobx::onnx::infer_shapes_serialized(bytes, {});
+    CHECK(light.left_out == std::vector<std::size_t>{0});
+    CHECK(light.model.size() < bytes.size() / 4);
+    ::onnx::ModelProto completed;
+    REQUIRE(completed.ParseFromString(light.model));
+    CHECK(completed.graph().initializer(0).raw_data().empty());
+    *completed.mutable_graph()->mutable_initializer(0) = m.graph().initializer(0);
+    ::onnx::ModelProto whole = m;
+    const auto report = yobx::onnx::infer_shapes(whole);
+    CHECK(completed.SerializeAsString() == whole.SerializeAsString());
+    CHECK(dims_of(completed.graph().output(0).type()) == std::vector<std::string>{"batch", "16", "h - 2", "w - 2"});
+    CHECK(light.report.dims == report.dims);
+    // the payloads put back: the whole model, for a caller that holds only bytes
+    const auto put_back = yobx::onnx::infer_shapes_serialized(bytes, {}, yobx::onnx::Payloads::put_back);
+    CHECK(put_back.left_out.empty());
+    CHECK(put_back.model == whole.SerializeAsString());
+}
+
+TEST_CASE("infer_shapes_serialized's errors are infer_shapes' and ModelFile's, naming the bytes") {
+    CHECK(error_of([] { (void)yobx::onnx::infer_shapes_serialized("not a model", {}); }) ==
+          "'<bytes>' is not an ONNX model (the protobuf does not parse: malformed or truncated)");
+    ::onnx::ModelProto m = conv_model();
+    m.mutable_opset_import(0)->set_version(40);
+    CHECK(error_of([&] { (void)yobx::onnx::infer_shapes_serialized(m.SerializeAsString(), {}, yobx::onnx::Payloads::left_out, "model.onnx"); }) ==
+          "unknown opset 40 of the default domain (yobx knows 7 to 22)");
+    ::onnx::ModelProto no_graph;
+    no_graph.set_ir_version(8);
+    CHECK(error_of([&] { (void)yobx::onnx::infer_shapes_serialized(no_graph.SerializeAsString(), {}); }) == "'<bytes>' has no graph");
+}
+
+TEST_CASE("ModelFile::view reads bytes it does not copy, and saves with the payloads put back") {
+    const std::string bytes = conv_model().SerializeAsString();
+    auto file = yobx::onnx::ModelFile::view(bytes);
+    CHECK(file.left_out() == std::vector<std::size_t>{0});
+    CHECK(file.bytes_left_in_file() == 16 * 27 * 4 + 3);  // the raw_data field: tag, length (2 bytes) and payload
+    CHECK(file.serialize() == bytes);
+}
+
+TEST_CASE("evaluate_shapes gives every value's concrete shape at given sizes") {
+    ::onnx::ModelProto m = conv_model();
+    (void)yobx::onnx::infer_shapes(m);
+    const auto shapes = yobx::onnx::evaluate_shapes(m, {{"batch", 2}, {"h", 10}, {"w", 7}});
+    using S = yobx::onnx::ConcreteShape;
+    CHECK(shapes.at("x") == S{2, 3, 10, 7});
+    CHECK(shapes.at("w") == S{16, 3, 3, 3});
+    CHECK(shapes.at("y") == S{2, 16, 8, 5});
+    const auto partial = yobx::onnx::evaluate_shapes(m, {{"h", 10}});
+    CHECK(partial.at("y") == S{std::nullopt, 16, 8, std::nullopt});
+    CHECK(error_of([&] { (void)yobx::onnx::evaluate_shapes(m, {{"hh", 10}}); }) ==
+          "evaluate_shapes: size 'hh' names no dim of the model (its symbols: batch, h, w)");
+    // an expression that cannot be evaluated at the sizes
+    ::onnx::ModelProto d = model_with();
+    value(d.mutable_graph()->add_input(), "x", {"n//k"});
+    CHECK(error_of([&] { (void)yobx::onnx::evaluate_shapes(d, {{"n", 4}, {"k", 0}}); }).starts_with(
+        "evaluate_shapes: the dim 'n//k' at the given sizes: "));
+}
+
+TEST_CASE("guess_output_rank gives an operator no rule covers the rank and type of its first input") {
+    ::onnx::ModelProto m = model_with({{"", 17}, {"mydomain", 1}});
+    auto& g = *m.mutable_graph();
+    value(g.add_input(), "x", {"batch", "3", "5"});
+    add_node(g, "MyOp", {"x"}, "y", "mydomain");
+    g.add_output()->set_name("y");
+    ::onnx::ModelProto plain = m;
+    const auto unknown = yobx::onnx::infer_shapes(plain);
+    CHECK(unknown.unknown_rank == 1);
+    CHECK_FALSE(plain.graph().output(0).type().tensor_type().has_shape());
+    InferenceOptions o;
+    o.guess_output_rank = true;
+    const auto guessed = yobx::onnx::infer_shapes(m, o);
+    CHECK(guessed.unknown_rank == 0);
+    CHECK(m.graph().output(0).type().tensor_type().elem_type() == ::onnx::TensorProto::FLOAT);
+    CHECK(dims_of(m.graph().output(0).type()) == std::vector<std::string>{"unk__0", "unk__1", "unk__2"});
+    REQUIRE(guessed.fresh_symbols.size() == 3);
+    CHECK(guessed.fresh_symbols[0].why == "guess_output_rank: an operator no rule covers, given the rank of its first input");
+}
+
+TEST_CASE("auto_merge takes two dims a broadcast cannot tell apart as equal, and reports the assumption") {
+    ::onnx::ModelProto m = model_with();
+    auto& g = *m.mutable_graph();
+    value(g.add_input(), "a", {"x_len", "4"});
+    value(g.add_input(), "b", {"m", "4"});
+    add_node(g, "Add", {"a", "b"}, "s");
+    add_node(g, "Relu", {"s"}, "y");
+    add_node(g, "Concat", {"a", "b"}, "c")->add_attribute()->set_name("axis");  // axis 0: x_len + m, one symbol once merged
+    g.mutable_node(2)->mutable_attribute(0)->set_type(::onnx::AttributeProto::INT);
+    g.mutable_node(2)->mutable_attribute(0)->set_i(0);
+    g.add_output()->set_name("y");
+    g.add_output()->set_name("c");
+    ::onnx::ModelProto plain = m;
+    (void)yobx::onnx::infer_shapes(plain);
+    CHECK(dims_of(plain.graph().output(0).type()) == std::vector<std::string>{"s0", "4"});
+    InferenceOptions o;
+    o.auto_merge = true;
+    const auto report = yobx::onnx::infer_shapes(m, o);
+    // two named dims: the one the ShapeEnv keeps is the first in natural order
+    CHECK(dims_of(m.graph().output(0).type()) == std::vector<std::string>{"m", "4"});
+    CHECK(dims_of(m.graph().output(1).type()) == std::vector<std::string>{"2*m", "4"});
+    REQUIRE(report.assumptions.size() == 1);
+    CHECK(report.assumptions[0].node == "'s' (Add)");
+    CHECK(report.assumptions[0].question == "auto_merge: broadcasting x_len with m");
+    CHECK(report.assumptions[0].answer == "Eq(m, x_len)");
+    CHECK(report.facts.empty());
+    CHECK(report.fresh == 0);
+}
+
+TEST_CASE("auto_merge keeps a named dim over a fresh one, whatever the names") {
+    ::onnx::ModelProto m = model_with();
+    auto& g = *m.mutable_graph();
+    value(g.add_input(), "a", {"z_len"});
+    value(g.add_input(), "b", {"4"});
+    g.mutable_input(1)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->clear_dim_value();  // unk__0
+    add_node(g, "Add", {"a", "b"}, "y");  // z_len with unk__0: z_len kept though 'z_len' > 'unk__0'
+    g.add_output()->set_name("y");
+    InferenceOptions o;
+    o.auto_merge = true;
+    const auto report = yobx::onnx::infer_shapes(m, o);
+    CHECK(dims_of(m.graph().output(0).type()) == std::vector<std::string>{"z_len"});
+    REQUIRE(report.assumptions.size() == 1);
+    CHECK(report.assumptions[0].answer == "Eq(unk__0, z_len)");
+}
+
+TEST_CASE("a sequence value keeps the type the model or ONNX's inference gives it") {
+    ::onnx::ModelProto m = model_with();
+    auto& g = *m.mutable_graph();
+    value(g.add_input(), "x", {"n", "2"});
+    add_node(g, "SequenceConstruct", {"x", "x"}, "seq");
+    add_node(g, "SequenceLength", {"seq"}, "len");
+    auto* out = g.add_output();
+    out->set_name("seq");
+    auto* elem = out->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type();
+    elem->set_elem_type(::onnx::TensorProto::FLOAT);
+    g.add_output()->set_name("len");
+    const auto report = yobx::onnx::infer_shapes(m);
+    CHECK(m.graph().output(0).type().has_sequence_type());
+    CHECK(m.graph().output(0).type().sequence_type().elem_type().tensor_type().elem_type() == ::onnx::TensorProto::FLOAT);
+    CHECK(report.not_tensor == 1);
+    CHECK(m.graph().output(1).type().tensor_type().elem_type() == ::onnx::TensorProto::INT64);
+}
