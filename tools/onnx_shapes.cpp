@@ -2,8 +2,9 @@
 //
 //   yobx-onnx-shapes IN.onnx OUT.onnx [--report FILE] [--strict] [--hint NAME=VALUE]... [--op-profiles FILE]
 //
-// Prints a one-line summary; --report writes the JSON report. Any error is one
-// line on stderr, exit status 1, and no OUT.onnx.
+// Prints a one-line summary; --report writes the JSON report. A model that cannot be
+// read or inferred is one line on stderr, exit status 1, and no OUT.onnx; a mistake
+// on the command line is that line followed by the usage.
 #include <yobx/adapters/onnx.hpp>
 
 #include <charconv>
@@ -21,6 +22,11 @@ constexpr const char* usage =
     "usage: yobx-onnx-shapes IN.onnx OUT.onnx [--report FILE] [--strict] [--hint NAME=VALUE]... [--op-profiles FILE]\n"
     "       yobx-onnx-shapes --list-operators";
 
+/// A mistake on the command line: the message is followed by the usage.
+struct usage_error : yobx::value_error {
+    using yobx::value_error::value_error;
+};
+
 std::string read_text(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) throw yobx::value_error("cannot open '" + path + "'");
@@ -35,7 +41,7 @@ int run(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
         const std::string_view a = argv[i];
         const auto value = [&]() -> std::string {
-            if (i + 1 >= argc) throw yobx::value_error(std::string(a) + " needs a value");
+            if (i + 1 >= argc) throw usage_error(std::string(a) + " needs a value");
             return argv[++i];
         };
         if (a == "--report") report_path = value();
@@ -47,7 +53,7 @@ int run(int argc, char** argv) {
             std::int64_t v = 0;
             const char* end = h.data() + h.size();
             if (eq == std::string::npos || eq == 0 || std::from_chars(h.data() + eq + 1, end, v).ptr != end || eq + 1 == h.size() || v < 0)
-                throw yobx::value_error("--hint '" + h + "': expected NAME=VALUE with VALUE a size (an integer >= 0)");
+                throw usage_error("--hint '" + h + "': expected NAME=VALUE with VALUE a size (an integer >= 0)");
             options.hints[h.substr(0, eq)] = v;
         } else if (a == "--list-operators") {
             std::cout << yobx::onnx::operator_table();
@@ -56,12 +62,12 @@ int run(int argc, char** argv) {
             std::cout << usage << "\n";
             return 0;
         } else if (!a.empty() && a[0] == '-') {
-            throw yobx::value_error("unknown option '" + std::string(a) + "'");
+            throw usage_error("unknown option '" + std::string(a) + "'");
         } else if (in.empty()) in = a;
         else if (out.empty()) out = a;
-        else throw yobx::value_error("unexpected argument '" + std::string(a) + "'");
+        else throw usage_error("unexpected argument '" + std::string(a) + "'");
     }
-    if (in.empty() || out.empty()) throw yobx::value_error("IN.onnx and OUT.onnx are required");
+    if (in.empty() || out.empty()) throw usage_error("IN.onnx and OUT.onnx are required");
     // the weights stay in the mapped file: read, inferred and written without being copied
     yobx::onnx::ModelFile file(in);
     options.model_dir = std::filesystem::path(in).parent_path();
@@ -81,8 +87,11 @@ int run(int argc, char** argv) {
 int main(int argc, char** argv) {
     try {
         return run(argc, argv);
-    } catch (const std::exception& e) {
+    } catch (const usage_error& e) {
         std::cerr << "yobx-onnx-shapes: " << e.what() << "\n" << usage << "\n";
+        return 1;
+    } catch (const std::exception& e) {
+        std::cerr << "yobx-onnx-shapes: " << e.what() << "\n";
         return 1;
     }
 }

@@ -11,7 +11,10 @@ failed=0
 check() {  # name, expected, actual
     if [ "$2" == "$3" ]; then echo "ok: $1"; else echo "FAILED: $1"; echo "  expected: $2"; echo "  got:      $3"; failed=1; fi
 }
-# fails: the expected first line of stderr, exit status 1, no output file
+usage="usage: yobx-onnx-shapes IN.onnx OUT.onnx [--report FILE] [--strict] [--hint NAME=VALUE]... [--op-profiles FILE]
+       yobx-onnx-shapes --list-operators"
+# fails: a model that cannot be read or inferred: stderr is exactly the one expected line,
+# exit status 1, no output file
 fails() {  # name, expected error, args...
     local name=$1 expected=$2
     shift 2
@@ -20,8 +23,15 @@ fails() {  # name, expected error, args...
     err=$("$tool" "$@" 2>&1 > /dev/null)
     rc=$?
     check "$name: exit status" 1 "$rc"
-    check "$name: message" "$expected" "$(head -1 <<< "$err")"
+    check "$name: message" "$expected" "$err"
     check "$name: no output file" "absent" "$([ -e "$dir/out.onnx" ] && echo present || echo absent)"
+}
+# fails_usage: a mistake on the command line: the line, then the usage
+fails_usage() {  # name, expected error, args...
+    local name=$1 expected=$2
+    shift 2
+    fails "$name" "$expected
+$usage" "$@"
 }
 
 out=$("$tool" "$dir/conv.onnx" "$dir/out.onnx" --report "$dir/conv.json")
@@ -132,10 +142,14 @@ fails "opset 6" "yobx-onnx-shapes: unknown opset 6 of the default domain (yobx k
 fails "not a DAG" "yobx-onnx-shapes: the graph is not a DAG: node 'r1' (Relu) depends on itself through 'a'" "$dir/cycle.onnx" "$dir/out.onnx"
 fails "dangling input" "yobx-onnx-shapes: node 'add' (Add): input 'nowhere' is produced by no node, initializer or graph input" \
     "$dir/dangling.onnx" "$dir/out.onnx"
-fails "bad hint" "yobx-onnx-shapes: --hint 'n=-2': expected NAME=VALUE with VALUE a size (an integer >= 0)" \
+fails_usage "bad hint" "yobx-onnx-shapes: --hint 'n=-2': expected NAME=VALUE with VALUE a size (an integer >= 0)" \
     "$dir/conv.onnx" "$dir/out.onnx" --hint n=-2
-fails "unknown option" "yobx-onnx-shapes: unknown option '--fast'" "$dir/conv.onnx" "$dir/out.onnx" --fast
-fails "one argument" "yobx-onnx-shapes: IN.onnx and OUT.onnx are required" "$dir/conv.onnx"
+fails_usage "unknown option" "yobx-onnx-shapes: unknown option '--fast'" "$dir/conv.onnx" "$dir/out.onnx" --fast
+fails_usage "one argument" "yobx-onnx-shapes: IN.onnx and OUT.onnx are required" "$dir/conv.onnx"
+fails_usage "an option without its value" "yobx-onnx-shapes: --report needs a value" "$dir/conv.onnx" "$dir/out.onnx" --report
+fails_usage "a third file" "yobx-onnx-shapes: unexpected argument '$dir/third.onnx'" "$dir/conv.onnx" "$dir/out.onnx" "$dir/third.onnx"
+fails "op profiles that cannot be read" "yobx-onnx-shapes: cannot open '$dir/none.json'" \
+    "$dir/custom.onnx" "$dir/out.onnx" --op-profiles "$dir/none.json"
 fails "bad profile" "yobx-onnx-shapes: op profiles: \$['mydomain.MyOp'][0].inputs[0]: 'dtype' must name a dtype (float32, int64, ...)" \
     "$dir/custom.onnx" "$dir/out.onnx" --op-profiles "$dir/bad_profiles.json"
 fails "report in a missing directory" "yobx-onnx-shapes: cannot write the report '$dir/no/r.json'" \
