@@ -219,3 +219,41 @@ TEST_CASE("a sequence value keeps the type the model or ONNX's inference gives i
     CHECK(report.not_tensor == 1);
     CHECK(m.graph().output(1).type().tensor_type().elem_type() == ::onnx::TensorProto::INT64);
 }
+
+TEST_CASE("auto_merge takes a dim and a slice of a table to it as equal: the dim at most the table's length") {
+    ::onnx::ModelProto m = model_with();
+    auto& g = *m.mutable_graph();
+    value(g.add_input(), "a", {"n", "4"});
+    const auto ints = [&](const char* name, std::vector<std::int64_t> v) {
+        auto* t = g.add_initializer();
+        t->set_name(name);
+        t->set_data_type(::onnx::TensorProto::INT64);
+        t->add_dims(static_cast<std::int64_t>(v.size()));
+        for (auto x : v) t->add_int64_data(x);
+    };
+    auto* table = g.add_initializer();
+    table->set_name("table");
+    table->set_data_type(::onnx::TensorProto::FLOAT);
+    table->add_dims(64);
+    table->add_dims(4);
+    table->set_raw_data(std::string(64 * 4 * 4, '\0'));
+    ints("zero", {0});
+    ints("one", {1});
+    add_node(g, "Shape", {"a"}, "shape");
+    add_node(g, "Slice", {"shape", "zero", "one"}, "len");          // [n]
+    add_node(g, "Slice", {"table", "zero", "len", "zero"}, "rows");  // [Min(64, n), 4]
+    add_node(g, "Add", {"a", "rows"}, "y");
+    g.add_output()->set_name("y");
+    ::onnx::ModelProto plain = m;
+    (void)yobx::onnx::infer_shapes(plain);
+    CHECK(dims_of(plain.graph().value_info(2).type()) == std::vector<std::string>{"Min(64, n)", "4"});
+    CHECK(dims_of(plain.graph().output(0).type()) == std::vector<std::string>{"n", "4"});
+    InferenceOptions o;
+    o.auto_merge = true;
+    const auto report = yobx::onnx::infer_shapes(m, o);
+    CHECK(m.graph().value_info(2).name() == "rows");
+    CHECK(dims_of(m.graph().value_info(2).type()) == std::vector<std::string>{"n", "4"});
+    REQUIRE(report.assumptions.size() == 1);
+    CHECK(report.assumptions[0].question == "auto_merge: broadcasting n with Min(64, n)");
+    CHECK(report.assumptions[0].answer == "n <= 64");
+}

@@ -149,6 +149,36 @@ SymInt at_least_zero(const ShapeEnv& env, const SymInt& v) {
     return env.simplify(sym_max(v, 0));
 }
 
+/// a == b in the form a ShapeEnv narrows ranges with: where one side is a Min (Max) with
+/// the other among its arguments, the other at most (at least) each remaining argument,
+/// so that `n == Min(64, n)` is `n <= 64` and Min(64, n) is n from then on.
+template <class = void>
+SymBool equality(const SymInt& a, const SymInt& b) {
+    const auto parts = [](const SymInt& x, const SymInt& e) -> std::optional<SymBool> {
+        return e.with_poly([&](const yobx::detail::sym::Poly& p) -> std::optional<SymBool> {
+            std::int64_t coef = 0;
+            const auto* atom = yobx::detail::sym::lone_atom(p, coef);
+            if (atom == nullptr || coef != 1 || (atom->kind != yobx::detail::sym::AtomKind::min && atom->kind != yobx::detail::sym::AtomKind::max))
+                return std::nullopt;
+            bool found = false;
+            std::optional<SymBool> all;
+            for (const auto& arg : atom->args) {
+                const SymInt y(arg);
+                if (!found && y.identical(x)) {
+                    found = true;
+                    continue;
+                }
+                const SymBool c = atom->kind == yobx::detail::sym::AtomKind::min ? x <= y : x >= y;
+                all = all ? (*all && c) : c;
+            }
+            return found ? all : std::nullopt;
+        });
+    };
+    if (auto c = parts(a, b)) return *c;
+    if (auto c = parts(b, a)) return *c;
+    return a == b;
+}
+
 template <class = void>
 SymInt product(const Shape& s) {
     SymInt p = 1;
@@ -208,22 +238,27 @@ std::optional<SymInt> broadcast_dim(ShapeEnv& env, const SymInt& a0, const SymIn
         case BroadcastPolicy::sym_max: return env.simplify(sym_max(a, b));
         case BroadcastPolicy::new_symbol:
         case BroadcastPolicy::merge: {
+            // merge: the two taken equal, as onnxruntime's auto_merge takes them; false when an
+            // earlier constraint or the hints refute it
+            const auto merged = [&] {
+                if (policy != BroadcastPolicy::merge) return false;
+                try {
+                    env.assume_requirement(detail::equality(a, b), "auto_merge: broadcasting " + a.to_string() + " with " + b.to_string(),
+                                           where);
+                    return true;
+                } catch (const runtime_error&) {
+                    return false;
+                }
+            };
             // Both sides at least 1: a valid graph broadcasts them to Max(a, b) (equal, or one
             // is 1). When the lattice proves that Max one of them, that side is exact:
             // Max(n, Min(64, n)) is n (a position table sliced to the sequence, added to it).
             if (env.statically_known_true(a >= 1) && env.statically_known_true(b >= 1)) {
                 const SymInt m = sym_max(a, b);
-                if (env.statically_known_true(m == a)) return a;
-                if (env.statically_known_true(m == b)) return b;
+                if (env.statically_known_true(m == a)) return merged() ? env.simplify(a) : a;
+                if (env.statically_known_true(m == b)) return merged() ? env.simplify(b) : b;
             }
-            if (policy == BroadcastPolicy::merge) {
-                try {
-                    env.assume_requirement(a == b, "auto_merge: broadcasting " + a.to_string() + " with " + b.to_string(), where);
-                    return env.simplify(a);
-                } catch (const runtime_error&) {
-                    // the hints or an earlier constraint refute it: a fresh symbol, as new_symbol
-                }
-            }
+            if (merged()) return env.simplify(a);
             // The fresh symbol gets the hints' broadcast as its hint, when there is one.
             std::optional<std::int64_t> hint;
             if (ha && hb && (*ha == *hb || *hb == 1)) hint = ha;
