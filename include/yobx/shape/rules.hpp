@@ -195,6 +195,9 @@ SymInt product(const Shape& s) {
 template <class = void>
 std::optional<SymInt> broadcast_dim(ShapeEnv& env, const SymInt& a0, const SymInt& b0, BroadcastPolicy policy,
                                     source_location where = source_location::current()) {
+    // a side that is 1, or two sides alike: the other side, simplified, as below, without asking
+    if (a0.maybe_constant() == 1 || a0.identical(b0)) return env.simplify(b0);
+    if (b0.maybe_constant() == 1) return env.simplify(a0);
     // with the ShapeEnv's replacements applied: a K that a check made 6 decides like 6
     const SymInt a = env.simplify(a0), b = env.simplify(b0);
     if (const auto ca = a.maybe_constant(), cb = b.maybe_constant(); ca && cb) {  // concrete: numpy's rule, no env

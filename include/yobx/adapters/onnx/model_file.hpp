@@ -19,6 +19,8 @@
 #include <yobx/error.hpp>
 #include <yobx/shape/sym_tensor.hpp>
 
+#include <google/protobuf/arena.h>
+
 #include <cerrno>
 #include <cstdint>
 #include <deque>
@@ -172,14 +174,15 @@ public:
 #ifdef YOBX_ONNX_MMAP
           mapped_(std::exchange(other.mapped_, nullptr)), fd_(std::exchange(other.fd_, -1)),
 #endif
-          buffer_(std::move(other.buffer_)), model_(std::move(other.model_)), stripped_(std::move(other.stripped_)) {
+          buffer_(std::move(other.buffer_)), arena_(std::move(other.arena_)), model_(std::exchange(other.model_, nullptr)),
+          stripped_(std::move(other.stripped_)) {
     }
     ModelFile& operator=(ModelFile&&) = delete;
     ~ModelFile() { unmap(); }
 
     /// The model as inference reads and writes it (large payloads left out).
-    ::onnx::ModelProto& model() noexcept { return model_; }
-    const ::onnx::ModelProto& model() const noexcept { return model_; }
+    ::onnx::ModelProto& model() noexcept { return *model_; }
+    const ::onnx::ModelProto& model() const noexcept { return *model_; }
 
     /// Bytes of initializer payloads left in the file (0 when the file was parsed whole).
     std::size_t bytes_left_in_file() const noexcept {
@@ -248,9 +251,9 @@ private:
     void parse() {
         if (size_ == 0 || !light(std::string_view(data_, size_))) {
             stripped_.clear();
-            if (size_ == 0 || !model_.ParseFromArray(data_, static_cast<int>(size_))) not_a_model();
+            if (size_ == 0 || !model_->ParseFromArray(data_, static_cast<int>(size_))) not_a_model();
         }
-        if (!model_.has_graph()) throw value_error("'" + path_ + "' has no graph");
+        if (!model_->has_graph()) throw value_error("'" + path_ + "' has no graph");
     }
 
     [[noreturn]] void not_a_model() const {
@@ -379,7 +382,7 @@ private:
             bytes += graph;
         }
         if (stripped_.empty()) return false;  // nothing saved: protobuf reads the file itself
-        return model_.ParseFromString(bytes);
+        return model_->ParseFromString(bytes);
     }
 
     bool light_graph(const char* p, const char* end, std::string& out) {
@@ -469,7 +472,7 @@ private:
     };
     /// Fills `out` in place: its pieces point into its own strings.
     void splice(const std::string& path, Spliced& out) const {
-        if (!model_.SerializeToString(&out.light)) throw value_error("cannot write '" + path + "': the model does not serialize");
+        if (!model_->SerializeToString(&out.light)) throw value_error("cannot write '" + path + "': the model does not serialize");
         splice_into(path, out.light, out.pieces, out.owned);
         for (const auto& p : out.pieces) out.size += p.size();
     }
@@ -541,6 +544,13 @@ private:
                           "); ModelFile keeps their large payloads in the file and puts them back by position");
     }
 
+    static google::protobuf::ArenaOptions arena_options() {
+        google::protobuf::ArenaOptions o;
+        o.start_block_size = std::size_t{1} << 16;
+        o.max_block_size = std::size_t{1} << 22;
+        return o;
+    }
+
     std::string path_;
     const char* data_ = nullptr;
     std::size_t size_ = 0;
@@ -549,7 +559,10 @@ private:
     int fd_ = -1;
 #endif
     std::unique_ptr<std::string> buffer_;  // the bytes when not mapped (on the heap: a move keeps them in place)
-    ::onnx::ModelProto model_;
+    // The model lives on an arena: parsed without a heap allocation per message and string, and
+    // freed at once (a 96-layer decoder's 8,000 nodes took a quarter of a run to free one by one).
+    std::unique_ptr<google::protobuf::Arena> arena_ = std::make_unique<google::protobuf::Arena>(arena_options());
+    ::onnx::ModelProto* model_ = google::protobuf::Arena::CreateMessage<::onnx::ModelProto>(arena_.get());
     std::vector<Stripped> stripped_;
 };
 

@@ -31,6 +31,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -50,7 +51,9 @@ public:
     /// The model ONNX's own inference runs on when a node needs the fallback.
     void set_model(const ::onnx::ModelProto* model) { model_ = model; }
 
-    using Scope = std::unordered_map<std::string, TensorInfo>;
+    /// The values of a graph by name. The names are views of the model's strings (node outputs,
+    /// inputs, initializers), which live as long as the walk and which it never changes.
+    using Scope = std::unordered_map<std::string_view, TensorInfo>;
 
     /// The symbol (or expression) of a dim_param, created on first sight.
     SymInt dim_param(const std::string& text) {
@@ -100,6 +103,7 @@ public:
 
     /// Walks a graph in `scope` (which holds the outer values), filling it with every value.
     void walk(::onnx::GraphProto& g, Scope& scope, std::vector<const Scope*> outer) {
+        scope.reserve(scope.size() + static_cast<std::size_t>(g.initializer_size() + g.input_size() + 2 * g.node_size()));
         for (const auto& init : g.initializer())
             scope[init.name()] = tensor_info(init, "initializer '" + init.name() + "'", options_.model_dir);
         for (const auto& in : g.input()) {
@@ -113,18 +117,41 @@ public:
     }
 
     /// Node indices in an order where each input is produced before it is used; a cycle is an error.
+    /// The names are views of the graph's strings, which the walk does not change.
     std::vector<int> topological_order(const ::onnx::GraphProto& g, const std::vector<const Scope*>& known) {
-        std::unordered_map<std::string, int> producer;
+        const auto n_nodes = static_cast<std::size_t>(g.node_size());
+        std::unordered_map<std::string_view, int> producer;
+        producer.reserve(2 * n_nodes);
         for (int i = 0; i < g.node_size(); ++i)
             for (const auto& o : g.node(i).output())
                 if (!o.empty()) producer[o] = i;
-        const auto defined_outside = [&](const std::string& name) {
+        const auto defined_outside = [&](std::string_view name) {
             for (const Scope* s : known)
-                if (s->count(name)) return true;
+                if (s->find(name) != s->end()) return true;
             return false;
         };
-        std::vector<int> state(static_cast<std::size_t>(g.node_size()), 0), order;
-        order.reserve(state.size());
+        // Exported models list their nodes in order: one pass proves it and the order is theirs
+        // (what the search below would give, its errors included, which it alone reports).
+        std::vector<int> order(n_nodes);
+        std::vector<std::string_view> deps;
+        bool sorted = true;
+        for (int i = 0; i < g.node_size() && sorted; ++i) {
+            order[static_cast<std::size_t>(i)] = i;
+            node_inputs(g.node(i), deps);
+            for (const std::string_view name : deps) {
+                if (name.empty() || defined_outside(name)) continue;
+                const auto it = producer.find(name);
+                if (it == producer.end() || it->second >= i) {
+                    sorted = false;
+                    break;
+                }
+            }
+        }
+        if (sorted) return order;
+        order.clear();
+        std::vector<std::vector<std::string_view>> inputs(n_nodes);
+        std::vector<char> listed(n_nodes, 0);
+        std::vector<int> state(n_nodes, 0);
         // iterative depth-first search, so that a long chain does not exhaust the stack
         for (int start = 0; start < g.node_size(); ++start) {
             if (state[static_cast<std::size_t>(start)] != 0) continue;
@@ -132,16 +159,22 @@ public:
             state[static_cast<std::size_t>(start)] = 1;
             while (!stack.empty()) {
                 auto& [n, k] = stack.back();
-                const auto deps = node_inputs(g.node(n));
-                if (k < static_cast<int>(deps.size())) {
-                    const std::string& name = deps[static_cast<std::size_t>(k++)];
+                auto& d = inputs[static_cast<std::size_t>(n)];
+                if (!listed[static_cast<std::size_t>(n)]) {
+                    node_inputs(g.node(n), d);
+                    listed[static_cast<std::size_t>(n)] = 1;
+                }
+                if (k < static_cast<int>(d.size())) {
+                    const std::string_view name = d[static_cast<std::size_t>(k++)];
                     if (name.empty() || defined_outside(name)) continue;
                     const auto it = producer.find(name);
                     if (it == producer.end())
-                        throw value_error("node " + describe(g.node(n)) + ": input '" + name +
+                        throw value_error("node " + describe(g.node(n)) + ": input '" + std::string(name) +
                                           "' is produced by no node, initializer or graph input");
                     auto& st = state[static_cast<std::size_t>(it->second)];
-                    if (st == 1) throw value_error("the graph is not a DAG: node " + describe(g.node(it->second)) + " depends on itself through '" + name + "'");
+                    if (st == 1)
+                        throw value_error("the graph is not a DAG: node " + describe(g.node(it->second)) + " depends on itself through '" +
+                                          std::string(name) + "'");
                     if (st == 0) {
                         st = 1;
                         stack.emplace_back(it->second, 0);
@@ -161,30 +194,27 @@ public:
                (n.domain().empty() ? "" : n.domain() + ".") + n.op_type() + ")";
     }
 
-    /// A node's inputs and the outer values its subgraphs read.
-    static std::vector<std::string> node_inputs(const ::onnx::NodeProto& n) {
-        std::vector<std::string> v(n.input().begin(), n.input().end());
+    /// A node's inputs and the outer values its subgraphs read, into `v` (views of the graph's names).
+    static void node_inputs(const ::onnx::NodeProto& n, std::vector<std::string_view>& v) {
+        v.assign(n.input().begin(), n.input().end());
         for (const auto& a : n.attribute())
             if (a.type() == ::onnx::AttributeProto::GRAPH) collect_outer(a.g(), v);
-        return v;
     }
-    static void collect_outer(const ::onnx::GraphProto& g, std::vector<std::string>& v) {
-        std::set<std::string> local;
+    static void collect_outer(const ::onnx::GraphProto& g, std::vector<std::string_view>& v) {
+        std::set<std::string_view> local;
         for (const auto& i : g.input()) local.insert(i.name());
         for (const auto& i : g.initializer()) local.insert(i.name());
         for (const auto& n : g.node())
             for (const auto& o : n.output()) local.insert(o);
+        std::vector<std::string_view> inner;
         for (const auto& n : g.node()) {
-            std::vector<std::string> inner;
-            for (const auto& i : n.input()) inner.push_back(i);
-            for (const auto& a : n.attribute())
-                if (a.type() == ::onnx::AttributeProto::GRAPH) collect_outer(a.g(), inner);
-            for (const auto& i : inner)
+            node_inputs(n, inner);
+            for (const auto i : inner)
                 if (!i.empty() && !local.count(i)) v.push_back(i);
         }
     }
 
-    static const TensorInfo* lookup(const std::string& name, const std::vector<const Scope*>& scopes) {
+    static const TensorInfo* lookup(std::string_view name, const std::vector<const Scope*>& scopes) {
         for (auto it = scopes.rbegin(); it != scopes.rend(); ++it)
             if (auto f = (*it)->find(name); f != (*it)->end()) return &f->second;
         return nullptr;
@@ -204,13 +234,19 @@ public:
         for (const auto& i : node.input()) inputs.push_back(i.empty() ? nullptr : lookup(i, scopes));
         NodeContext ctx(env_, policy_, domain, node.op_type(), node.name(), opset_of(domain), inputs, attributes,
                         static_cast<std::size_t>(node.output_size()));
-        const auto issues_before = draft_counts();
+        const bool draft = env_.mode() == ShapeEnvMode::draft;
+        const auto issues_before = draft ? draft_counts() : std::vector<std::size_t>{};
         const std::size_t asserts_before = env_.runtime_asserts().size();
-        const std::string where = describe(node);
+        // the node as the report and the errors name it, made only when one needs it
+        std::string where_text;
+        const auto where = [&]() -> const std::string& {
+            if (where_text.empty()) where_text = describe(node);
+            return where_text;
+        };
         try {
             if (domain.empty() && (node.op_type() == "If" || node.op_type() == "Loop" || node.op_type() == "Scan")) {
                 control_flow(node, ctx, scopes);
-            } else if (const Rule rule = default_registry().find(domain, node.op_type(), ctx.opset())) {
+            } else if (const Rule rule = rule_of(domain, node.op_type(), ctx.opset())) {
                 rule(ctx);
             } else if (const auto* profile = options_.op_profiles.match(domain, node.op_type(), inputs)) {
                 apply_profile(*profile, ctx);
@@ -223,32 +259,42 @@ public:
             fallback(node, ctx);
         } catch (const GuardOnDataDependentSymNode& e) {
             if (options_.strict)
-                throw value_error("node " + where + ": strict mode cannot decide " + e.condition() +
+                throw value_error("node " + where() + ": strict mode cannot decide " + e.condition() +
                                   " from the model's dims; without strict mode ONNX's rule gives a fresh symbol, and hints "
                                   "(--hint NAME=VALUE) make a draft walk that records the assumption");
             if (!options_.hints.empty())
-                throw value_error("node " + where + ": the draft walk cannot decide " + e.condition() +
+                throw value_error("node " + where() + ": the draft walk cannot decide " + e.condition() +
                                   ": give a hint for each of its symbols (--hint NAME=VALUE)");
             // the default mode never throws: ONNX's answer, else fresh symbols, and the question in the report
             ctx.outputs().assign(ctx.outputs().size(), std::nullopt);
             fallback(node, ctx, "a question the ShapeEnv could not decide: " + e.condition());
         } catch (const yobx::error& e) {
-            if (options_.strict) throw value_error("node " + where + ": " + e.what());
-            report_.node_errors.push_back({where, e.what()});
+            if (options_.strict) throw value_error("node " + where() + ": " + e.what());
+            report_.node_errors.push_back({where(), e.what()});
             ctx.outputs().assign(ctx.outputs().size(), std::nullopt);
             fallback(node, ctx);
         }
-        record_assumptions(issues_before, where);
-        record_facts(asserts_before, where);
+        if (draft) record_assumptions(issues_before, where());
+        if (env_.runtime_asserts().size() != asserts_before) record_facts(asserts_before, where());
         for (const auto& f : ctx.fresh_symbols()) fresh_reasons_[f.name] = f.why;
+        // every symbol of the env an input's or one noted fresh already: no output holds a new one
+        const bool new_symbols = env_.symbol_count() > input_symbols_.size() + fresh_names_.size();
         for (int k = 0; k < node.output_size(); ++k) {
             const std::string& name = node.output(k);
             if (name.empty()) continue;
             auto& out = ctx.outputs()[static_cast<std::size_t>(k)];
             TensorInfo info = out ? std::move(*out) : TensorInfo{};
-            note_fresh(info, where);
+            if (new_symbols) note_fresh(info, where());
             scope[name] = std::move(info);
         }
+    }
+
+    /// The registry's rule, looked up once per operator of the default domain (its opset is the model's).
+    Rule rule_of(const std::string& domain, const std::string& op_type, int opset) {
+        if (!domain.empty()) return default_registry().find(domain, op_type, opset);
+        auto it = default_rules_.find(op_type);
+        if (it == default_rules_.end()) it = default_rules_.emplace(op_type, default_registry().find(domain, op_type, opset)).first;
+        return it->second;
     }
 
     /// onnxruntime's guess_output_rank: each output still without a shape takes the rank of
@@ -522,15 +568,17 @@ public:
 
     /// Every value's type into the graph: value_info for intermediate values, the outputs' types.
     void write_graph_types(::onnx::GraphProto& g, const Scope& scope) {
-        std::set<std::string> outputs, inputs;
+        std::unordered_set<std::string_view> outputs, inputs;  // views of the graph's names
         for (const auto& o : g.output()) outputs.insert(o.name());
+        inputs.reserve(static_cast<std::size_t>(g.input_size() + g.initializer_size()));
         for (const auto& i : g.input()) inputs.insert(i.name());
         for (const auto& i : g.initializer()) inputs.insert(i.name());
-        // the model's own value_info, moved out (not copied: a graph holds the weights)
-        google::protobuf::RepeatedPtrField<::onnx::ValueInfoProto> before;
+        // the model's own value_info, moved out (on the graph's arena, if any, so that nothing is copied)
+        google::protobuf::RepeatedPtrField<::onnx::ValueInfoProto> before(g.GetArena());
         before.Swap(g.mutable_value_info());
-        std::unordered_map<std::string, const ::onnx::ValueInfoProto*> declared_info;
+        std::unordered_map<std::string_view, const ::onnx::ValueInfoProto*> declared_info;
         for (const auto& v : before) declared_info[v.name()] = &v;
+        g.mutable_value_info()->Reserve(g.node_size());
         for (const auto& n : g.node())
             for (const auto& name : n.output()) {
                 if (name.empty() || outputs.count(name) || inputs.count(name)) continue;
@@ -589,14 +637,18 @@ public:
             return;
         }
         auto* shape = tt->mutable_shape();
+        const bool same_rank = model_shape && static_cast<int>(info.shape->size()) == model->tensor_type().shape().dim_size();
         for (std::size_t i = 0; i < info.shape->size(); ++i) {
-            const SymInt d = env_.simplify((*info.shape)[i]);
-            const ::onnx::TensorShapeProto_Dimension* md =
-                model_shape && static_cast<int>(info.shape->size()) == model->tensor_type().shape().dim_size()
-                    ? &model->tensor_type().shape().dim(static_cast<int>(i))
-                    : nullptr;
+            const SymInt& d0 = (*info.shape)[i];
             auto* dim = shape->add_dim();
             ++report_.dims;
+            if (!same_rank && d0.is_constant()) {  // most dims: nothing to simplify, compare or print
+                dim->set_dim_value(*d0.maybe_constant());
+                ++report_.constant;
+                continue;
+            }
+            const SymInt d = env_.simplify(d0);
+            const ::onnx::TensorShapeProto_Dimension* md = same_rank ? &model->tensor_type().shape().dim(static_cast<int>(i)) : nullptr;
             const bool fresh = is_fresh(d);
             if (md && md->has_dim_value() && md->dim_value() >= 0 && fresh) {
                 dim->set_dim_value(md->dim_value());
@@ -611,10 +663,17 @@ public:
                 dim->set_dim_value(*c);
                 ++report_.constant;
             } else {
-                dim->set_dim_param(d.to_string());
+                dim->set_dim_param(printed(d));
                 ++(fresh ? report_.fresh : report_.symbolic);
             }
         }
+    }
+
+    /// An expression as written: printed once, the same dims of many values reuse the text.
+    const std::string& printed(const SymInt& d) {
+        auto it = printed_.find(d);
+        if (it == printed_.end()) it = printed_.emplace(d, d.to_string()).first;
+        return it->second;
     }
 
     /// A dim_param that parse_sym reads (what yobx writes must be).
@@ -628,6 +687,7 @@ public:
     }
 
     bool is_fresh(const SymInt& d) const {
+        if (fresh_names_.empty() || d.is_constant()) return false;
         for (const auto& s : d.free_symbols())
             if (fresh_names_.count(s)) return true;
         return false;
@@ -664,6 +724,8 @@ private:
     const ::onnx::ModelProto* model_ = nullptr;
     std::set<std::string, std::less<>> input_symbols_;
     std::vector<std::pair<::onnx::GraphProto*, Scope>> pending_;
+    std::unordered_map<SymInt, std::string> printed_;
+    std::unordered_map<std::string_view, Rule> default_rules_;  // by op type (views of the model's strings)
 
     SymInt new_symbol(const std::string& name) {
         std::optional<std::int64_t> hint;

@@ -202,6 +202,8 @@ public:
 
     template <class = void>
     bool has_symbol(std::string_view name) const { return symbols_.find(name) != symbols_.end(); }
+    /// How many symbols were created here (a caller tells from it whether an operation made any).
+    std::size_t symbol_count() const noexcept { return symbols_.size(); }
     /// The hint of a symbol created here (nullopt if it has none); value_error for an unknown name.
     template <class = void>
     std::optional<std::int64_t> hint(std::string_view name) const { return info(name).hint; }
