@@ -1,5 +1,5 @@
-# Runs EXE and compares its standard output with the file EXPECTED.
-execute_process(COMMAND ${EXE} OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+# Runs EXE (with ARGS, if given) and compares its standard output with the file EXPECTED.
+execute_process(COMMAND ${EXE} ${ARGS} OUTPUT_VARIABLE out RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
     message(FATAL_ERROR "${EXE} exited with ${rc}\n${out}")
 endif()

@@ -1,6 +1,6 @@
 """Real models through yobx-onnx-shapes, checked against onnxruntime's execution.
 
-Usage: python3 check_models.py YOBX_ONNX_SHAPES WORKDIR [--observed DIR] [MODEL...]
+Usage: python3 check_models.py YOBX_ONNX_SHAPES WORKDIR [--observed DIR] [--python] [MODEL...]
 Each model is exported by torch.onnx.export (TorchScript exporter, opset 17)
 with dynamic axes named as the observer labels them (observed_resnet18 and
 observed_encoder: the labels and the calls yobx's InputObserver inferred in
@@ -9,7 +9,8 @@ then run by onnxruntime at several input sizes with every intermediate value
 made an output. Every dimension yobx writes is evaluated at the inputs' sizes
 (dim_params are Python expressions: //, Max, Min, Mod) and compared with the
 size onnxruntime computes. Prints per model the dims right, wrong and not
-known; exits 1 on any wrong dim or on a dim known by neither. Needs Debian 13
+known; exits 1 on any wrong dim or on a dim known by neither. With --python, the
+Python module's yobx.onnx.infer_shapes must write and report what the command does. Needs Debian 13
 (python3-torch 2.6, python3-torchvision, python3-onnx, python3-onnxruntime).
 """
 import json
@@ -98,6 +99,7 @@ class RmsBlocks(nn.Module):
 
 
 OBSERVED = None  # --observed DIR: where tests/export/observe_scripted wrote what yobx's observer inferred
+PYTHON = False  # --python: yobx.onnx.infer_shapes (the Python module) must give what the command gives
 
 
 def observed(base):
@@ -460,6 +462,14 @@ def check(name, tool, workdir):
         print(f"{name}: the shaped model's initializers or nodes differ from the model's")
         return False
     typed = {v.name: v.type for v in list(m.graph.value_info) + list(m.graph.output)}
+    if PYTHON:  # the Python module in-process: what the command wrote, and what it reported
+        import yobx.onnx
+        shaped, py_report = yobx.onnx.infer_shapes(onnx.load(path), with_report=True)
+        written = {v.name: v.type.SerializeToString() for v in list(shaped.graph.value_info) + list(shaped.graph.output)}
+        if written != {k: t.SerializeToString() for k, t in typed.items()} or \
+                {**py_report, "seconds": 0} != {**report, "seconds": 0}:
+            print(f"{name}: yobx.onnx.infer_shapes writes or reports otherwise than yobx-onnx-shapes")
+            return False
     runs, refused = execute(path, list(typed), calls)
     right, wrong, unknown, wrong_list = score(typed, runs, yobx_dim)
     ops = sorted({(n.domain + "." if n.domain else "") + n.op_type for n in m.graph.node if n.domain})
@@ -476,8 +486,11 @@ def check(name, tool, workdir):
 
 
 def main():
-    global OBSERVED
+    global OBSERVED, PYTHON
     args = sys.argv[1:]
+    if "--python" in args:
+        args.remove("--python")
+        PYTHON = True
     if "--observed" in args:
         i = args.index("--observed")
         OBSERVED = args[i + 1]

@@ -1,0 +1,198 @@
+// The Python module's C++ side, yobx._yobx: a few functions over bytes and strings.
+//
+// Models cross as serialized bytes, expressions as text, reports as JSON: no protobuf
+// or yobx object crosses the boundary, so the module works whatever protobuf Python's
+// onnx uses. The Pythonic API (docstrings, keyword arguments, ModelProto in and out)
+// is in yobx/onnx/__init__.py and yobx/sym.py; inference is written once, in the
+// headers (yobx/adapters/onnx/serialized.hpp).
+#include <yobx/adapters/onnx/serialized.hpp>
+#include <yobx/sym.hpp>
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace py = pybind11;
+
+namespace {
+
+using Sizes = std::map<std::string, std::int64_t, std::less<>>;
+using Ranges = std::map<std::string, std::pair<std::optional<std::int64_t>, std::optional<std::int64_t>>>;
+
+std::string_view view_of(const py::bytes& b) {
+    char* data = nullptr;
+    Py_ssize_t size = 0;
+    if (PyBytes_AsStringAndSize(b.ptr(), &data, &size) != 0) throw py::error_already_set();
+    return {data, static_cast<std::size_t>(size)};
+}
+
+yobx::onnx::InferenceOptions options_of(bool strict, const Sizes& hints, const std::string& op_profiles, bool onnx_fallback,
+                                        bool guess_output_rank, bool auto_merge, const std::string& model_dir) {
+    yobx::onnx::InferenceOptions o;
+    o.strict = strict;
+    o.hints = yobx::onnx::InferenceOptions::Hints(hints.begin(), hints.end());
+    if (!op_profiles.empty()) o.op_profiles = yobx::onnx::OpProfiles::from_json(op_profiles);
+    o.onnx_fallback = onnx_fallback;
+    o.guess_output_rank = guess_output_rank;
+    o.auto_merge = auto_merge;
+    o.model_dir = model_dir;
+    return o;
+}
+
+/// A ShapeEnv whose symbols (those of `exprs`) have the given ranges, sizes ([0, oo]) otherwise.
+yobx::ShapeEnv env_of(const std::vector<yobx::SymInt>& exprs, const Ranges& ranges) {
+    yobx::ShapeEnv env;
+    for (const auto& [name, r] : ranges) {
+        const yobx::ValueRange range{r.first.value_or(yobx::ValueRange::neg_inf), r.second.value_or(yobx::ValueRange::inf)};
+        if (range.empty())
+            throw yobx::value_error("the range of '" + name + "' is empty: [" + std::to_string(range.lower) + ", " +
+                                    std::to_string(range.upper) + "]");
+        env.create_symbol(name, std::nullopt, range);
+    }
+    for (const auto& e : exprs)
+        for (const auto& s : e.free_symbols())
+            if (!env.has_symbol(s)) env.create_symbol(s, std::nullopt, yobx::ValueRange::size());
+    return env;
+}
+
+yobx::SymInt binary(std::string_view op, const yobx::SymInt& a, const yobx::SymInt& b) {
+    if (op == "+") return a + b;
+    if (op == "-") return a - b;
+    if (op == "*") return a * b;
+    if (op == "//") return floordiv(a, b);
+    if (op == "%") return mod(a, b);
+    if (op == "max") return yobx::sym_max({a, b});
+    if (op == "min") return yobx::sym_min({a, b});
+    throw yobx::value_error("unknown operation '" + std::string(op) + "'");
+}
+
+yobx::SymBool relation(std::string_view op, const yobx::SymInt& a, const yobx::SymInt& b) {
+    if (op == "==") return a == b;
+    if (op == "!=") return a != b;
+    if (op == "<") return a < b;
+    if (op == "<=") return a <= b;
+    if (op == ">") return a > b;
+    if (op == ">=") return a >= b;
+    throw yobx::value_error("unknown relation '" + std::string(op) + "'");
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_yobx, m) {
+    m.doc() = "yobx's C++ side: ONNX shape inference and symbolic dims over bytes and text (use yobx.onnx and yobx.sym)";
+    // yobx's exceptions as the Python ones they are named after (yobx/error.hpp)
+    py::register_exception_translator([](std::exception_ptr p) {
+        try {
+            if (p) std::rethrow_exception(p);
+        } catch (const yobx::value_error& e) {
+            PyErr_SetString(PyExc_ValueError, e.what());
+        } catch (const yobx::type_error& e) {
+            PyErr_SetString(PyExc_TypeError, e.what());
+        } catch (const yobx::not_implemented_error& e) {
+            PyErr_SetString(PyExc_NotImplementedError, e.what());
+        } catch (const yobx::GuardOnDataDependentSymNode& e) {
+            PyErr_SetString(PyExc_ValueError, e.what());
+        }
+    });
+
+    m.def(
+        "infer_shapes",
+        [](const py::bytes& model, bool put_back, bool strict, const Sizes& hints, const std::string& op_profiles,
+           bool onnx_fallback, bool guess_output_rank, bool auto_merge) {
+            const std::string_view bytes = view_of(model);
+            const auto options = options_of(strict, hints, op_profiles, onnx_fallback, guess_output_rank, auto_merge, {});
+            yobx::onnx::SerializedShapes out;
+            {
+                py::gil_scoped_release unlocked;  // `model` is held by the caller: its bytes stay
+                out = yobx::onnx::infer_shapes_serialized(
+                    bytes, options, put_back ? yobx::onnx::Payloads::put_back : yobx::onnx::Payloads::left_out);
+            }
+            return py::make_tuple(py::bytes(out.model), out.left_out, out.report.to_json());
+        },
+        py::arg("model"), py::arg("put_back"), py::arg("strict"), py::arg("hints"), py::arg("op_profiles"), py::arg("onnx_fallback"),
+        py::arg("guess_output_rank"), py::arg("auto_merge"),
+        "(model bytes, ...) -> (shaped model bytes, positions of the initializers left out, report JSON)");
+
+    m.def(
+        "infer_shapes_path",
+        [](const std::string& in, const std::string& out, bool strict, const Sizes& hints, const std::string& op_profiles,
+           bool onnx_fallback, bool guess_output_rank, bool auto_merge) {
+            py::gil_scoped_release unlocked;
+            std::filesystem::path dir = std::filesystem::path(in).parent_path();
+            if (dir.empty()) dir = ".";
+            const auto options = options_of(strict, hints, op_profiles, onnx_fallback, guess_output_rank, auto_merge, dir.string());
+            yobx::onnx::ModelFile file(in);
+            const auto report = yobx::onnx::infer_shapes(file.model(), options);
+            file.save(out);
+            return report.to_json();
+        },
+        py::arg("in_path"), py::arg("out_path"), py::arg("strict"), py::arg("hints"), py::arg("op_profiles"), py::arg("onnx_fallback"),
+        py::arg("guess_output_rank"), py::arg("auto_merge"), "(in path, out path, ...) -> report JSON; the weights stay in the files");
+
+    m.def(
+        "evaluate_shapes",
+        [](const py::bytes& model, const Sizes& sizes, bool infer, bool strict, const Sizes& hints, const std::string& op_profiles,
+           bool onnx_fallback) {
+            const std::string_view bytes = view_of(model);
+            py::gil_scoped_release unlocked;
+            auto file = yobx::onnx::ModelFile::view(bytes);
+            if (infer) (void)yobx::onnx::infer_shapes(file.model(), options_of(strict, hints, op_profiles, onnx_fallback, false, false, {}));
+            const yobx::SymbolValues values(sizes.begin(), sizes.end());
+            return yobx::onnx::evaluate_shapes(file.model(), values);
+        },
+        py::arg("model"), py::arg("sizes"), py::arg("infer"), py::arg("strict"), py::arg("hints"), py::arg("op_profiles"),
+        py::arg("onnx_fallback"), "(model bytes, sizes, ...) -> {value name: [dim or None] or None}");
+
+    m.def("operator_table", &yobx::onnx::operator_table, "the operators yobx's rules cover, as docs/onnx.md lists them");
+
+    // symbolic dims: expressions cross as yobx's printed text, which parse_sym reads back
+    m.def("sym_canonical", [](const std::string& text) { return yobx::parse_sym(text).to_string(); }, py::arg("text"));
+    m.def("sym_free_symbols", [](const std::string& text) { return yobx::parse_sym(text).free_symbols(); }, py::arg("text"));
+    m.def(
+        "sym_binary",
+        [](const std::string& op, const std::string& a, const std::string& b) {
+            return binary(op, yobx::parse_sym(a), yobx::parse_sym(b)).to_string();
+        },
+        py::arg("op"), py::arg("a"), py::arg("b"));
+    m.def(
+        "sym_subs",
+        [](const std::string& text, const std::map<std::string, std::string>& values) {
+            std::map<std::string, yobx::SymInt, std::less<>> subs;
+            for (const auto& [k, v] : values) subs.emplace(k, yobx::parse_sym(v));
+            return yobx::parse_sym(text).subs(subs).to_string();
+        },
+        py::arg("text"), py::arg("values"));
+    m.def(
+        "sym_evaluate",
+        [](const std::string& text, const Sizes& values) {
+            return yobx::parse_sym(text).evaluate_with(yobx::SymbolValues(values.begin(), values.end()));
+        },
+        py::arg("text"), py::arg("values"));
+    m.def(
+        "sym_simplify",
+        [](const std::string& text, const Ranges& ranges) {
+            const yobx::SymInt e = yobx::parse_sym(text);
+            const yobx::ShapeEnv env = env_of({e}, ranges);
+            return env.simplify(e).to_string();
+        },
+        py::arg("text"), py::arg("ranges"));
+    m.def(
+        "sym_decide",
+        [](const std::string& a, const std::string& op, const std::string& b, const Ranges& ranges) -> std::optional<bool> {
+            const yobx::SymInt x = yobx::parse_sym(a), y = yobx::parse_sym(b);
+            const yobx::ShapeEnv env = env_of({x, y}, ranges);
+            const yobx::SymBool c = relation(op, x, y);
+            if (env.statically_known_true(c)) return true;
+            if (env.statically_known_true(!c)) return false;
+            return std::nullopt;
+        },
+        py::arg("a"), py::arg("op"), py::arg("b"), py::arg("ranges"));
+}

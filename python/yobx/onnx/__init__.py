@@ -1,0 +1,199 @@
+"""yobx's ONNX shape inference, in-process.
+
+Every value of a model gets its type and shape, each dim a constant or an
+expression of the inputs' dims as yobx prints it (``batch``, ``(height + 31)//32``,
+``past + seq``), as the command ``yobx-onnx-shapes`` writes them::
+
+    import onnx, yobx.onnx
+    model = onnx.load("model.onnx")
+    shaped = yobx.onnx.infer_shapes(model)          # a new ModelProto; model is not changed
+    shaped, report = yobx.onnx.infer_shapes(model, with_report=True)
+    yobx.onnx.evaluate_shapes(shaped, {"batch": 2, "height": 224})["logits"]   # (2, 1000)
+
+The model crosses into C++ as bytes and the large initializers' payloads are not
+copied back: the shaped model is completed from ``model``'s own initializers.
+Errors are ``ValueError`` (a malformed model, a cycle, an unknown opset, a
+question strict mode cannot decide) with the messages ``yobx-onnx-shapes`` prints.
+"""
+import json
+import os
+
+import onnx
+
+from .. import _yobx
+
+__all__ = ["infer_shapes", "infer_shapes_path", "evaluate_shapes", "operator_table"]
+
+
+def _hints(hints):
+    if hints is None:
+        return {}
+    if not isinstance(hints, dict):
+        raise TypeError(f"hints must be a dict of dim names to sizes, not {type(hints).__name__}")
+    for name, value in hints.items():
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"hint {name!r}: the name must be a non-empty string")
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"hint '{name}': expected a size (an integer >= 0), got {value!r}")
+    return hints
+
+
+def _profiles(op_profiles):
+    """draft export's op_profiles: a dict, or its JSON text."""
+    if op_profiles is None:
+        return ""
+    if isinstance(op_profiles, str):
+        return op_profiles
+    if isinstance(op_profiles, dict):
+        return json.dumps(op_profiles)
+    raise TypeError(f"op_profiles must be a dict or its JSON text, not {type(op_profiles).__name__}")
+
+
+# TensorProto's payload fields: what inference never reads of a large initializer.
+_PAYLOADS = {"float_data", "int32_data", "string_data", "int64_data", "raw_data", "double_data", "uint64_data"}
+_TENSOR_FIELDS = [(f.name, f.label == f.LABEL_REPEATED, f.message_type is not None)
+                  for f in onnx.TensorProto.DESCRIPTOR.fields if f.name not in _PAYLOADS]
+_INTEGERS = (onnx.TensorProto.INT32, onnx.TensorProto.INT64)
+_MAX_VALUES = 4096  # SymTensor::max_values: past it, a 1-D tensor's values are not read
+# Below this size the model is serialized whole (C++ leaves the payloads out on its side): a
+# copy this small costs less than a copy made field by field, and glibc's allocator reuses its
+# buffer. Past it a buffer is mapped afresh at each call, and its pages cost more than the copy.
+_WHOLE_BELOW = 32 << 20
+
+
+def _light(model):
+    """The model's bytes, and the positions of the initializers whose payloads they leave out.
+
+    A large model is copied field by field without the payloads of its large initializers
+    (what ModelFile leaves in a file: rank 2 or more, or a long non-integer 1-D tensor, of
+    1 KB or more), which are neither serialized nor copied; a small one is serialized whole."""
+    if model.ByteSize() < _WHOLE_BELOW:
+        return model.SerializeToString(), []
+    graph = model.graph
+    left = [i for i, t in enumerate(graph.initializer)
+            if t.ByteSize() >= 1024 and (len(t.dims) >= 2 or (t.data_type not in _INTEGERS and sum(t.dims) > _MAX_VALUES))]
+    light = onnx.ModelProto()
+    for field, value in model.ListFields():
+        if field.name != "graph":
+            _copy_field(light, field, value)
+    target = light.graph
+    for field, value in graph.ListFields():
+        if field.name != "initializer":
+            _copy_field(target, field, value)
+    large = set(left)
+    for i, t in enumerate(graph.initializer):
+        copy = target.initializer.add()
+        if i not in large:
+            copy.CopyFrom(t)
+            continue
+        for name, repeated, message in _TENSOR_FIELDS:  # each field read by name: the payloads are never touched
+            value = getattr(t, name)
+            if repeated:
+                if len(value):
+                    getattr(copy, name).extend(value)
+            elif message:
+                if t.HasField(name):
+                    getattr(copy, name).CopyFrom(value)
+            elif value:
+                setattr(copy, name, value)
+    return light.SerializeToString(), left
+
+
+def _copy_field(target, field, value):
+    if field.label == field.LABEL_REPEATED:
+        getattr(target, field.name).extend(value)
+    elif field.message_type is not None:
+        getattr(target, field.name).CopyFrom(value)
+    else:
+        setattr(target, field.name, value)
+
+
+def _bytes_of(model, function):
+    if isinstance(model, onnx.ModelProto):
+        return model.SerializeToString(), model
+    if isinstance(model, (bytes, bytearray, memoryview)):
+        return bytes(model), None
+    raise TypeError(f"{function}: model must be an onnx.ModelProto or its serialized bytes, not {type(model).__name__}")
+
+
+def _infer(model, strict, hints, op_profiles, onnx_fallback, guess_output_rank=False, auto_merge=False):
+    """The shaped ModelProto and the report's JSON text."""
+    if isinstance(model, onnx.ModelProto):
+        data, left = _light(model)
+    else:
+        data, left = _bytes_of(model, "infer_shapes")[0], []
+    shaped, left_out, report = _yobx.infer_shapes(data, put_back=not isinstance(model, onnx.ModelProto), strict=bool(strict),
+                                                   hints=_hints(hints), op_profiles=_profiles(op_profiles),
+                                                   onnx_fallback=bool(onnx_fallback), guess_output_rank=bool(guess_output_rank),
+                                                   auto_merge=bool(auto_merge))
+    out = onnx.ModelProto()
+    out.ParseFromString(shaped)
+    if left or left_out:
+        # the payloads inference did not need, copied from the model the caller holds: the one copy of the weights
+        source, target = model.graph.initializer, out.graph.initializer
+        for i in sorted(set(left) | set(left_out)):
+            target[i].CopyFrom(source[i])
+    return out, report
+
+
+def infer_shapes(model, *, strict=False, hints=None, op_profiles=None, onnx_fallback=True, with_report=False):
+    """A new ModelProto with the type and shape of every value written in.
+
+    ``model`` is an ``onnx.ModelProto`` (not changed) or its serialized bytes. The
+    intermediate values go to ``graph.value_info``, the outputs' types are written,
+    subgraphs (If, Loop, Scan) included. External data is not read: a model loaded
+    without it infers from the dims alone (``infer_shapes_path`` reads it from the
+    model's directory).
+
+    - ``strict``: a question the dims cannot decide is a ``ValueError`` naming the
+      node, instead of ONNX's rule (a fresh symbol, ``unk__N``).
+    - ``hints``: sizes of input dims by name, ``{"batch": 2}``: a draft walk that
+      takes the hints' answer and records each assumption in the report.
+    - ``op_profiles``: draft export's op_profiles for custom operators (a dict or
+      its JSON text).
+    - ``onnx_fallback``: ask ONNX's own inference for operators yobx does not cover.
+    - ``with_report``: return ``(model, report)``, the report a dict (the JSON
+      report of ``yobx-onnx-shapes --report``).
+    """
+    out, report = _infer(model, strict, hints, op_profiles, onnx_fallback)
+    return (out, json.loads(report)) if with_report else out
+
+
+def infer_shapes_path(in_path, out_path=None, *, strict=False, hints=None, op_profiles=None, onnx_fallback=True,
+                      with_report=False):
+    """``infer_shapes`` from file to file (``out_path`` defaults to ``in_path``), the
+    weights left in the files (never copied through Python). External data is read
+    from the model's directory only. Returns the report (a dict) with
+    ``with_report``, else None.
+    """
+    in_path = os.fspath(in_path)
+    out_path = in_path if out_path is None else os.fspath(out_path)
+    report = _yobx.infer_shapes_path(in_path, out_path, strict=bool(strict), hints=_hints(hints), op_profiles=_profiles(op_profiles),
+                                     onnx_fallback=bool(onnx_fallback), guess_output_rank=False, auto_merge=False)
+    return json.loads(report) if with_report else None
+
+
+def evaluate_shapes(model, sizes, *, infer=True, op_profiles=None, onnx_fallback=True):
+    """The concrete shape of every value at the given sizes of the input dims.
+
+    ``{"batch": 2, "height": 224}`` -> ``{value name: (2, 64, 56, 56), ...}``. With
+    ``infer`` (the default) the model's shapes are inferred first; otherwise the
+    dims already written are read (any dim_param ``yobx.sym.parse`` reads). A dim
+    that depends on a size not given (a fresh ``unk__N``: a data-dependent size)
+    is ``None``; a value of unknown rank is ``None``. A size that names no dim of
+    the model is a ``ValueError``.
+    """
+    if not isinstance(sizes, dict):
+        raise TypeError(f"sizes must be a dict of dim names to sizes, not {type(sizes).__name__}")
+    for name, value in sizes.items():
+        if not isinstance(name, str) or isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"size {name!r}: expected a dim name and an integer, got {value!r}")
+    data, _ = _bytes_of(model, "evaluate_shapes")
+    shapes = _yobx.evaluate_shapes(data, sizes, infer=bool(infer), strict=False, hints={}, op_profiles=_profiles(op_profiles),
+                                   onnx_fallback=bool(onnx_fallback))
+    return {name: None if shape is None else tuple(shape) for name, shape in shapes.items()}
+
+
+def operator_table():
+    """The operators yobx's rules cover, as the table of docs/onnx.md (Markdown)."""
+    return _yobx.operator_table()

@@ -1,0 +1,317 @@
+"""The Python module yobx against the command yobx-onnx-shapes, on both Debian releases.
+
+Usage: python3 test_onnx_module.py YOBX_ONNX_SHAPES WORKDIR   (PYTHONPATH: the build's python/)
+The models are tests/onnx/make_cli_models.py's (the CLI's own test models). For each,
+yobx.onnx.infer_shapes and infer_shapes_path must write what the command writes, and
+report what it reports; each error the command prints as one line is the message of
+the Python exception; the fuzzers' corpus of models gives a model or a ValueError.
+"""
+import json
+import os
+import subprocess
+import sys
+import unittest
+
+import onnx
+from onnx import TensorProto, helper
+
+import yobx
+import yobx.onnx
+from yobx import sym
+
+TOOL, WORKDIR = None, None
+HERE = os.path.dirname(os.path.abspath(__file__))
+SOURCE = os.path.dirname(os.path.dirname(HERE))
+
+
+def cli(*args):
+    """The command's (exit status, stdout, stderr)."""
+    r = subprocess.run([TOOL, *args], capture_output=True, text=True)
+    return r.returncode, r.stdout, r.stderr
+
+
+def types(model):
+    """Every written type, serialized, by value name, subgraphs included."""
+    out = {}
+
+    def graph(g):
+        for v in list(g.value_info) + list(g.output):
+            out[v.name] = v.type.SerializeToString()
+        for n in g.node:
+            for a in n.attribute:
+                if a.HasField("g"):
+                    graph(a.g)
+                for s in a.graphs:
+                    graph(s)
+    graph(model.graph)
+    return out
+
+
+def without_seconds(report):
+    report = dict(report)
+    report.pop("seconds")
+    return report
+
+
+def read_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def read_text(path):
+    with open(path) as f:
+        return f.read()
+
+
+def model_path(name):
+    return os.path.join(WORKDIR, name + ".onnx")
+
+
+def conv_model():
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3, "height", "width"])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    w = helper.make_tensor("w", TensorProto.FLOAT, [8, 3, 3, 3], [0.25] * 216)
+    big = helper.make_tensor("big", TensorProto.FLOAT, [64, 64], [1.5] * 4096)  # left in C++, copied back in Python
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], strides=[2, 2], pads=[1, 1, 1, 1], name="conv"),
+             helper.make_node("Relu", ["c"], ["y"], name="relu")]
+    return helper.make_model(helper.make_graph(nodes, "g", [x], [y], [w, big]), opset_imports=[helper.make_opsetid("", 17)])
+
+
+class SameAsTheCommand(unittest.TestCase):
+    """infer_shapes and infer_shapes_path write and report what yobx-onnx-shapes does."""
+
+    NAMES = ["conv", "broadcast", "names", "slice", "declared", "external"]
+
+    def test_every_model_infers_as_the_command_does(self):
+        for name in self.NAMES:
+            with self.subTest(model=name):
+                out = os.path.join(WORKDIR, name + ".cli.onnx")
+                rc, _, err = cli(model_path(name), out, "--report", out + ".json")
+                self.assertEqual(rc, 0, err)
+                expected, expected_report = onnx.load(out, load_external_data=False), read_json(out + ".json")
+                model = onnx.load(model_path(name), load_external_data=False)
+                shaped, report = yobx.onnx.infer_shapes(model, with_report=True)
+                if name != "external":  # a ModelProto's external data is not read (the command reads it beside the file)
+                    self.assertEqual(types(shaped), types(expected))
+                    self.assertEqual(without_seconds(report), without_seconds(expected_report))
+                # the rest of the model is the model's: only the written types differ
+                for m in (shaped, expected):
+                    m.graph.ClearField("value_info")
+                    for o in m.graph.output:
+                        o.ClearField("type")
+                self.assertEqual(shaped.SerializeToString(), expected.SerializeToString())
+                path_out = os.path.join(WORKDIR, name + ".py.onnx")
+                path_report = yobx.onnx.infer_shapes_path(model_path(name), path_out, with_report=True)
+                self.assertEqual(without_seconds(path_report), without_seconds(expected_report))
+                with open(path_out, "rb") as a, open(out, "rb") as b:
+                    self.assertEqual(a.read(), b.read())
+
+    def test_the_options_give_what_the_command_gives(self):
+        cases = [("broadcast", {"strict": False, "hints": {"n": 4, "m": 1}}, ["--hint", "n=4", "--hint", "m=1"]),
+                 ("slice", {"hints": {"n": 5, "m": 2}}, ["--hint", "n=5", "--hint", "m=2"]),
+                 ("custom", {"op_profiles": read_json(os.path.join(WORKDIR, "profiles.json"))},
+                  ["--op-profiles", os.path.join(WORKDIR, "profiles.json")]),
+                 ("custom", {"op_profiles": read_text(os.path.join(WORKDIR, "profiles.json")), "onnx_fallback": False}, None)]
+        for name, options, args in cases:
+            with self.subTest(model=name, options=options):
+                shaped, report = yobx.onnx.infer_shapes(onnx.load(model_path(name)), with_report=True, **options)
+                if args is None:
+                    self.assertEqual(report["not_covered"], [])
+                    continue
+                out = os.path.join(WORKDIR, name + ".opt.onnx")
+                rc, _, err = cli(model_path(name), out, "--report", out + ".json", *args)
+                self.assertEqual(rc, 0, err)
+                self.assertEqual(types(shaped), types(onnx.load(out)))
+                self.assertEqual(without_seconds(report), without_seconds(read_json(out + ".json")))
+
+    def test_bytes_in_a_model_out(self):
+        model = conv_model()
+        from_bytes = yobx.onnx.infer_shapes(model.SerializeToString())
+        self.assertIsInstance(from_bytes, onnx.ModelProto)
+        self.assertEqual(from_bytes.SerializeToString(), yobx.onnx.infer_shapes(model).SerializeToString())
+
+    def test_the_model_given_is_not_changed_and_the_weights_come_back(self):
+        model = conv_model()
+        before = model.SerializeToString()
+        shaped = yobx.onnx.infer_shapes(model)
+        self.assertEqual(model.SerializeToString(), before)
+        self.assertEqual([t.SerializeToString() for t in shaped.graph.initializer],
+                         [t.SerializeToString() for t in model.graph.initializer])
+        self.assertEqual([d.dim_param or d.dim_value for d in shaped.graph.output[0].type.tensor_type.shape.dim],
+                         ["batch", 8, "(height + 1)//2", "(width + 1)//2"])
+        shaped.graph.initializer[1].float_data[0] = 7.0  # a copy: the caller's model does not change with it
+        self.assertEqual(model.graph.initializer[1].float_data[0], 1.5)
+
+    def test_a_model_proto_reads_no_external_data_a_path_reads_it_beside_the_model(self):
+        model = onnx.load(model_path("external"), load_external_data=False)
+        shaped = yobx.onnx.infer_shapes(model)
+        dims = [d.dim_param or d.dim_value for d in shaped.graph.output[0].type.tensor_type.shape.dim]
+        self.assertNotEqual(dims, ["batch", 24])  # the target shape is in the external file: not read
+        out = os.path.join(WORKDIR, "external.path.onnx")
+        yobx.onnx.infer_shapes_path(model_path("external"), out)
+        dims = [d.dim_param or d.dim_value for d in onnx.load(out, load_external_data=False).graph.output[0].type.tensor_type.shape.dim]
+        self.assertEqual(dims, ["batch", 24])
+
+
+class Errors(unittest.TestCase):
+    """Each error the command prints (one line) is the Python exception's message."""
+
+    def assert_same_error(self, name, kind=ValueError, **options):
+        rc, _, err = cli(model_path(name), os.path.join(WORKDIR, "error.onnx"),
+                         *[a for k, v in options.get("hints", {}).items() for a in ("--hint", f"{k}={v}")],
+                         *(["--strict"] if options.get("strict") else []))
+        self.assertEqual(rc, 1)
+        self.assertEqual(err.count("\n"), 1, err)  # one line, no usage after it
+        with self.assertRaises(kind) as e:
+            yobx.onnx.infer_shapes_path(model_path(name), os.path.join(WORKDIR, "error.onnx"), **options)
+        self.assertEqual("yobx-onnx-shapes: " + str(e.exception) + "\n", err)
+        self.assertFalse(os.path.exists(os.path.join(WORKDIR, "error.onnx")))
+        return str(e.exception)
+
+    def test_each_error_of_a_model(self):
+        self.assertEqual(self.assert_same_error("cycle"), "the graph is not a DAG: node 'r1' (Relu) depends on itself through 'a'")
+        self.assertEqual(self.assert_same_error("opset30"), "unknown opset 30 of the default domain (yobx knows 7 to 22)")
+        self.assertEqual(self.assert_same_error("dangling"),
+                         "node 'add' (Add): input 'nowhere' is produced by no node, initializer or graph input")
+        self.assertTrue(self.assert_same_error("slice", strict=True).startswith("node 'slice' (Slice): strict mode cannot decide m > n"))
+        self.assertEqual(self.assert_same_error("conv", hints={"heigth": 3}),
+                         "hint 'heigth': no input dim is named so (the model's: batch, height, width)")
+        self.assertEqual(self.assert_same_error("escape"),
+                         "initializer 'target': external data location '../outside/secret.bin' escapes the model's directory")
+        for name in ("truncated", "garbage", "empty"):
+            self.assertEqual(self.assert_same_error(name),
+                             f"'{model_path(name)}' is not an ONNX model (the protobuf does not parse: malformed or truncated)")
+        with self.assertRaises(ValueError) as e:
+            yobx.onnx.infer_shapes_path(os.path.join(WORKDIR, "none.onnx"), os.path.join(WORKDIR, "error.onnx"))
+        self.assertEqual(str(e.exception), f"cannot open '{os.path.join(WORKDIR, 'none.onnx')}'")
+
+    def test_the_same_errors_from_a_model_in_memory(self):
+        for name, message in [("cycle", "the graph is not a DAG: node 'r1' (Relu) depends on itself through 'a'"),
+                              ("opset6", "unknown opset 6 of the default domain (yobx knows 7 to 22)")]:
+            with self.subTest(model=name), self.assertRaises(ValueError) as e:
+                yobx.onnx.infer_shapes(onnx.load(model_path(name)))
+            self.assertEqual(str(e.exception), message)
+        with self.assertRaises(ValueError) as e:
+            yobx.onnx.infer_shapes(b"not a model at all")
+        self.assertEqual(str(e.exception), "'<bytes>' is not an ONNX model (the protobuf does not parse: malformed or truncated)")
+        with self.assertRaises(ValueError) as e:
+            yobx.onnx.infer_shapes(onnx.ModelProto(ir_version=8))
+        self.assertEqual(str(e.exception), "'<bytes>' has no graph")
+        with self.assertRaises(ValueError) as e:
+            yobx.onnx.infer_shapes(onnx.ModelProto())  # nothing set: serialized, no bytes at all
+        self.assertEqual(str(e.exception), "'<bytes>' is not an ONNX model (the protobuf does not parse: malformed or truncated)")
+        with self.assertRaises(ValueError) as e:
+            yobx.onnx.infer_shapes(onnx.load(model_path("broadcast")), strict=True)
+        self.assertTrue(str(e.exception).startswith("node 'add' (Add): strict mode cannot decide Eq(m, n) from the model's dims"))
+
+    def test_bad_arguments(self):
+        model = onnx.load(model_path("conv"))
+        cases = [(TypeError, "infer_shapes: model must be an onnx.ModelProto or its serialized bytes, not list", lambda: yobx.onnx.infer_shapes([1])),
+                 (ValueError, "hint 'n': expected a size (an integer >= 0), got -2", lambda: yobx.onnx.infer_shapes(model, hints={"n": -2})),
+                 (ValueError, "hint 'n': expected a size (an integer >= 0), got True", lambda: yobx.onnx.infer_shapes(model, hints={"n": True})),
+                 (TypeError, "hints must be a dict of dim names to sizes, not list", lambda: yobx.onnx.infer_shapes(model, hints=[1])),
+                 (ValueError, "op profiles: $['mydomain.MyOp'][0].inputs[0]: 'dtype' must name a dtype (float32, int64, ...)",
+                  lambda: yobx.onnx.infer_shapes(model, op_profiles=read_text(os.path.join(WORKDIR, "bad_profiles.json")))),
+                 (TypeError, "op_profiles must be a dict or its JSON text, not int", lambda: yobx.onnx.infer_shapes(model, op_profiles=3)),
+                 (ValueError, "evaluate_shapes: size 'heigth' names no dim of the model (its symbols: batch, height, width)",
+                  lambda: yobx.onnx.evaluate_shapes(model, {"heigth": 3})),
+                 (ValueError, "size 'batch': expected a dim name and an integer, got 2.5",
+                  lambda: yobx.onnx.evaluate_shapes(model, {"batch": 2.5}))]
+        for kind, message, call in cases:
+            with self.subTest(message=message), self.assertRaises(kind) as e:
+                call()
+            self.assertEqual(str(e.exception), message)
+
+    def test_the_fuzzers_corpus_gives_a_model_or_a_value_error(self):
+        corpus = os.path.join(SOURCE, "tests", "fuzz", "corpus", "onnx_model")
+        outcomes = {"model": 0, "ValueError": 0}
+        for name in sorted(os.listdir(corpus)):
+            with open(os.path.join(corpus, name), "rb") as f:
+                data = f.read()
+            for strict, hints in [(False, None), (True, None), (False, {"batch": 2, "n": 5, "m": 1})]:
+                try:
+                    out = yobx.onnx.infer_shapes(data, strict=strict, hints=hints)
+                    self.assertIsInstance(out, onnx.ModelProto)
+                    outcomes["model"] += 1
+                except ValueError as e:
+                    self.assertEqual(str(e).count("\n"), 0, str(e))
+                    outcomes["ValueError"] += 1
+        self.assertGreater(outcomes["model"], 0)
+        self.assertGreater(outcomes["ValueError"], 0)
+
+
+class EvaluateShapes(unittest.TestCase):
+    def test_every_value_at_given_sizes(self):
+        shapes = yobx.onnx.evaluate_shapes(conv_model(), {"batch": 2, "height": 224, "width": 99})
+        self.assertEqual(shapes, {"x": (2, 3, 224, 99), "w": (8, 3, 3, 3), "big": (64, 64), "c": (2, 8, 112, 50), "y": (2, 8, 112, 50)})
+
+    def test_a_dim_without_a_size_is_none(self):
+        shapes = yobx.onnx.evaluate_shapes(conv_model(), {"height": 224})
+        self.assertEqual(shapes["c"], (None, 8, 112, None))
+
+    def test_the_dims_already_written(self):
+        shaped = yobx.onnx.infer_shapes(onnx.load(model_path("names")))
+        self.assertEqual(yobx.onnx.evaluate_shapes(shaped, {"batch_size": 3, "past_sequence_length": 9}, infer=False)["y"], (3, 10))
+        # a dim_param that is not an expression is found by its text
+        self.assertEqual(yobx.onnx.evaluate_shapes(onnx.load(model_path("names")), {"batch size": 3}, infer=False)["p"][0], 3)
+
+
+class Sym(unittest.TestCase):
+    def test_parse_print_evaluate(self):
+        e = sym.parse("(h + 7)//8")
+        self.assertEqual((str(e), repr(e), e.evaluate({"h": 224}), e.free_symbols), ("(h + 7)//8", "Expr('(h + 7)//8')", 28, ["h"]))
+        self.assertEqual(e.subs({"h": "8*k"}), sym.parse("k"))
+        self.assertEqual(sym.parse("2*(x + 1) - 2"), sym.parse("2*x"))
+        self.assertEqual(hash(sym.parse("a + b")), hash(sym.parse("b + a")))
+        self.assertEqual(str(sym.parse("s0") + 2 * sym.parse("s1")), "s0 + 2*s1")
+        self.assertEqual(str(sym.parse("n").max("m") // 2), "Max(m, n)//2")
+        self.assertEqual(int(sym.parse("3*4")), 12)
+
+    def test_proofs_under_ranges(self):
+        self.assertIs(sym.equal("2*(x//2) + x%2", "x"), True)
+        self.assertIs(sym.equal("x + 1", "x"), False)
+        self.assertIsNone(sym.equal("x", "y"))
+        self.assertIs(sym.decide("Max(n, 1)", "==", "n", {"n": (1, None)}), True)
+        self.assertIsNone(sym.decide("Max(n, 1)", "==", "n"))
+        self.assertEqual(str(sym.simplify("Max(n, 1)", {"n": (1, None)})), "n")
+        self.assertEqual(str(sym.simplify("Min(n, 64)", {"n": (1, 32)})), "n")
+
+    def test_errors(self):
+        cases = [(lambda: sym.parse("(a +"), ValueError,
+                  "parse_sym: column 5: expected a number, a symbol, '(' or Max/Min/Mod/FloorDiv, found end of input in \"(a +\""),
+                 (lambda: sym.parse("a//0"), ValueError, None),
+                 (lambda: sym.parse("a").evaluate({}), ValueError, "evaluate_with: no value for symbol a in a"),
+                 (lambda: sym.parse([]), TypeError, "an expression is read from a str or an int, not list"),
+                 (lambda: sym.simplify("n", {"n": (3, 2)}), ValueError, "the range of 'n' is empty: [3, 2]"),
+                 (lambda: sym.simplify("n", {"n": 3}), ValueError, "the range of 'n' must be a pair (low, high), None for no bound; got 3"),
+                 (lambda: sym.decide("a", "=~", "b"), ValueError, "unknown relation '=~'"),
+                 (lambda: int(sym.parse("a + 1")), ValueError, "a + 1 is not a constant (its symbols: a)")]
+        for call, kind, message in cases:
+            with self.assertRaises(kind) as e:
+                call()
+            if message is not None:
+                self.assertEqual(str(e.exception), message)
+
+
+class Imports(unittest.TestCase):
+    def test_yobx_alone_imports_neither_onnx_nor_onnxruntime(self):
+        code = "import sys, yobx, yobx.sym; print('onnx' in sys.modules, 'onnxruntime' in sys.modules)"
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=os.environ)
+        self.assertEqual(r.stdout.strip(), "False False", r.stderr)
+
+
+def main():
+    global TOOL, WORKDIR
+    TOOL, WORKDIR = sys.argv[1], sys.argv[2]
+    os.makedirs(WORKDIR, exist_ok=True)
+    subprocess.run([sys.executable, os.path.join(SOURCE, "tests", "onnx", "make_cli_models.py"), WORKDIR], check=True, capture_output=True)
+    with open(model_path("conv"), "rb") as f:
+        data = f.read()
+    for name, content in [("truncated", data[:300]), ("garbage", b"not a model at all"), ("empty", b"")]:
+        with open(model_path(name), "wb") as f:
+            f.write(content)
+    unittest.main(argv=sys.argv[:1], verbosity=2)
+
+
+if __name__ == "__main__":
+    main()

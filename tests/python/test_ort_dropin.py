@@ -1,0 +1,282 @@
+"""yobx.onnx.ort against onnxruntime's own SymbolicShapeInference (Debian 13: python3-onnxruntime 1.21).
+
+Usage: python3 test_ort_dropin.py WORKDIR   (PYTHONPATH: the build's python/)
+The contract of onnxruntime's classes, checked beside onnxruntime's own on the same
+models, and patched(): every name onnxruntime's tools bind the classes to is yobx's
+inside the block and onnxruntime's after it, and each entry point reaches yobx.
+"""
+import os
+import sys
+import unittest
+
+import onnx
+import onnx.reference  # noqa: F401 -- before onnxruntime: Debian 13's onnxruntime shares ONNX's schema registry
+import onnxruntime  # noqa: F401
+import onnxruntime.transformers  # noqa: F401 -- puts the transformers' own directory on sys.path (onnx_model...)
+from onnx import TensorProto, helper
+from onnxruntime.tools import symbolic_shape_infer as ort_tool
+
+import yobx.onnx
+import yobx.onnx.ort as ort
+
+WORKDIR = None
+F = TensorProto.FLOAT
+
+
+def model(nodes, inputs, outputs, inits=(), opsets=(("", 17),)):
+    m = helper.make_model(helper.make_graph(nodes, "g", inputs, outputs, initializer=list(inits)),
+                          opset_imports=[helper.make_opsetid(d, v) for d, v in opsets])
+    m.ir_version = 8
+    return m
+
+
+def dims(value_info):
+    return [d.dim_param or d.dim_value for d in value_info.type.tensor_type.shape.dim]
+
+
+def conv():
+    x = helper.make_tensor_value_info("x", F, ["batch", 3, "height", "width"])
+    w = helper.make_tensor("w", F, [8, 3, 3, 3], [0.5] * 216)
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], strides=[2, 2], pads=[1, 1, 1, 1], name="conv"),
+             helper.make_node("Relu", ["c"], ["y"], name="relu")]
+    return model(nodes, [x], [helper.make_tensor_value_info("y", F, None)], [w])
+
+
+def broadcast():
+    a = helper.make_tensor_value_info("a", F, ["n", 4])
+    b = helper.make_tensor_value_info("b", F, ["m", 4])
+    return model([helper.make_node("Add", ["a", "b"], ["s"], name="add"), helper.make_node("Relu", ["s"], ["y"], name="relu")],
+                 [a, b], [helper.make_tensor_value_info("y", F, None)])
+
+
+def custom():
+    x = helper.make_tensor_value_info("x", F, ["batch", 3, 5])
+    return model([helper.make_node("MyOp", ["x"], ["y"], name="custom", domain="mydomain")], [x],
+                 [helper.make_tensor_value_info("y", F, None)], opsets=(("", 17), ("mydomain", 1)))
+
+
+class Contract(unittest.TestCase):
+    def test_a_static_method_returning_a_new_model(self):
+        m = conv()
+        before = m.SerializeToString()
+        for call in (ort.SymbolicShapeInference.infer_shapes, ort.SymbolicShapeInference(2**31 - 1, False, False, 0).infer_shapes):
+            out = call(m)
+            self.assertEqual(m.SerializeToString(), before)
+            self.assertEqual(dims(out.graph.output[0]), ["batch", 8, "(height + 1)//2", "(width + 1)//2"])
+            self.assertEqual(out.graph.value_info[0].name, "c")
+        expected = yobx.onnx.infer_shapes(m)
+        self.assertEqual(ort.SymbolicShapeInference.infer_shapes(m, 2**31 - 1, False, False, 0).SerializeToString(),
+                         expected.SerializeToString())
+        # onnxruntime's own tool on the same model: the same dims, in its notation
+        theirs = ort_tool.SymbolicShapeInference.infer_shapes(m)
+        self.assertEqual(dims(theirs.graph.output[0])[:2], ["batch", 8])
+
+    def test_none_below_opset_7_or_without_a_default_domain(self):
+        x = helper.make_tensor_value_info("x", F, [2])
+        y = helper.make_tensor_value_info("y", F, None)
+        for opsets in ((("", 6),), (("mydomain", 1),)):
+            m = model([helper.make_node("Relu", ["x"], ["y"])], [x], [y], opsets=opsets)
+            with self.subTest(opsets=opsets):
+                with self.assertLogs("yobx.onnx.ort", "WARNING") as logs:
+                    self.assertIsNone(ort.SymbolicShapeInference.infer_shapes(m))
+                self.assertEqual(logs.output, ["WARNING:yobx.onnx.ort:Only support models of onnx opset 7 and above."])
+                self.assertIsNone(ort_tool.SymbolicShapeInference.infer_shapes(m))
+
+    def test_a_graph_that_is_not_a_dag_raises_as_onnxruntime_raises(self):
+        x = helper.make_tensor_value_info("x", F, [2])
+        m = model([helper.make_node("Relu", ["b"], ["a"], name="r1"), helper.make_node("Relu", ["a"], ["b"], name="r2"),
+                   helper.make_node("Add", ["x", "a"], ["y"], name="add")], [x], [helper.make_tensor_value_info("y", F, None)])
+        with self.assertRaises(Exception):
+            ort_tool.SymbolicShapeInference.infer_shapes(m)
+        with self.assertRaises(ValueError) as e:
+            ort.SymbolicShapeInference.infer_shapes(m)
+        self.assertEqual(str(e.exception), "the graph is not a DAG: node 'r1' (Relu) depends on itself through 'a'")
+
+    def test_guess_output_rank(self):
+        m = custom()
+        for tool in (ort_tool.SymbolicShapeInference, ort.SymbolicShapeInference):
+            with self.subTest(tool=tool.__module__):
+                with self.assertRaises(Exception) as e:
+                    tool.infer_shapes(m)
+                self.assertTrue(str(e.exception).startswith("Incomplete symbolic shape inference"), str(e.exception))
+                out = tool.infer_shapes(m, guess_output_rank=True)
+                y = out.graph.output[0]
+                self.assertEqual((y.type.tensor_type.elem_type, len(dims(y))), (F, 3))
+        self.assertEqual(str(e.exception), "Incomplete symbolic shape inference: 1 values of unknown rank (operators not covered: mydomain.MyOp)")
+        self.assertEqual([f["why"] for f in ort.last_report()["fresh_symbols"]],
+                         ["guess_output_rank: an operator no rule covers, given the rank of its first input"] * 3)
+
+    def test_auto_merge_keeps_a_dim_and_records_the_assumption(self):
+        m = broadcast()
+        plain = ort.SymbolicShapeInference.infer_shapes(m)
+        self.assertEqual(dims(plain.graph.output[0]), ["s0", 4])  # a fresh symbol, ONNX's rule
+        self.assertEqual(ort.last_report()["assumptions"], [])
+        merged = ort.SymbolicShapeInference.infer_shapes(m, auto_merge=True)
+        self.assertEqual(dims(merged.graph.output[0]), ["m", 4])
+        self.assertEqual(ort.last_report()["assumptions"],
+                         [{"node": "'add' (Add)", "question": "auto_merge: broadcasting n with m", "answer": "Eq(m, n)", "count": 1}])
+        # onnxruntime keeps one of the two input dims as well (which one depends on Python's set order)
+        theirs = ort_tool.SymbolicShapeInference.infer_shapes(m, auto_merge=True)
+        self.assertIn(dims(theirs.graph.output[0])[0], ("n", "m"))
+
+    def test_the_helper(self):
+        m = conv()
+        h = ort.SymbolicShapeInferenceHelper(m)
+        self.assertTrue(h.infer({}))
+        self.assertEqual(h.get_edge_shape("c"), ["batch", 8, "(height + 1)//2", "(width + 1)//2"])
+        self.assertEqual(h.get_edge_shape("w"), [8, 3, 3, 3])
+        self.assertTrue(h.compare_shape("c", "y"))
+        self.assertFalse(h.compare_shape("c", "x"))
+        self.assertEqual(sorted(h.known_vi_), ["c", "w", "x", "y"])
+        mapped = ort.SymbolicShapeInferenceHelper(m)
+        self.assertTrue(mapped.infer({"batch": 4, "height": 224}))
+        self.assertEqual(mapped.get_edge_shape("c"), [4, 8, 112, "(width + 1)//2"])
+        self.assertEqual(mapped.get_edge_shape("x"), [4, 3, 224, "width"])
+        theirs = ort_tool.SymbolicShapeInference  # the helper's base is onnxruntime's class in onnxruntime: here, yobx's
+        self.assertTrue(issubclass(ort.SymbolicShapeInferenceHelper, ort.SymbolicShapeInference))
+        self.assertIsNot(theirs, ort.SymbolicShapeInference)
+        with self.assertRaises(Exception) as e:
+            mapped.compare_shape("c", "nothing")
+        self.assertEqual(str(e.exception), "At least one shape is missed for edges to compare")
+        self.assertFalse(ort.SymbolicShapeInferenceHelper(custom()).infer({}))
+
+
+EXPECTED = {"onnxruntime.tools.symbolic_shape_infer.SymbolicShapeInference",
+            "onnxruntime.quantization.shape_inference.SymbolicShapeInference",
+            "symbolic_shape_infer.SymbolicShapeInference",
+            "shape_infer_helper.SymbolicShapeInference",
+            "shape_infer_helper.SymbolicShapeInferenceHelper",
+            "onnx_model.SymbolicShapeInferenceHelper",
+            "convert_to_packing_mode.SymbolicShapeInferenceHelper"}
+
+
+class Patched(unittest.TestCase):
+    def bindings(self):
+        """Every module attribute named like the two classes, with its value."""
+        out = {}
+        for module in list(sys.modules.values()):
+            if module is ort:
+                continue
+            for name in ("SymbolicShapeInference", "SymbolicShapeInferenceHelper"):
+                v = getattr(module, "__dict__", {}).get(name)
+                if isinstance(v, type):
+                    out[f"{module.__name__}.{name}"] = v
+        return out
+
+    def test_every_binding_is_yobx_inside_and_onnxruntime_after(self):
+        with ort.patched() as names:
+            inside = self.bindings()
+        after = self.bindings()
+        self.assertTrue(EXPECTED <= set(names), EXPECTED - set(names))
+        self.assertEqual(set(names), set(inside))  # none missed: every binding in the process was patched
+        for name, v in inside.items():
+            self.assertIs(v, getattr(ort, name.rsplit(".", 1)[1]), name)
+        for name, v in after.items():
+            self.assertTrue(v.__module__ in ("symbolic_shape_infer", "shape_infer_helper", "onnxruntime.tools.symbolic_shape_infer"),
+                            f"{name} is {v.__module__}.{v.__name__} after the block")
+        import onnx_model
+        import shape_infer_helper
+        self.assertIs(onnx_model.SymbolicShapeInferenceHelper, shape_infer_helper.SymbolicShapeInferenceHelper)
+
+    def test_nested_blocks_and_an_exception_restore(self):
+        before = self.bindings()
+        with self.assertRaises(RuntimeError):
+            with ort.patched():
+                with ort.patched() as inner:
+                    self.assertEqual(inner, [])  # already patched
+                self.assertIs(self.bindings()["onnx_model.SymbolicShapeInferenceHelper"], ort.SymbolicShapeInferenceHelper)
+                raise RuntimeError("out of the block")
+        self.assertEqual(self.bindings(), before)
+
+    def test_each_entry_point_reaches_yobx(self):
+        calls = []
+        real = ort._infer
+
+        def counting(*args, **kwargs):
+            calls.append(1)
+            return real(*args, **kwargs)
+        ort._infer = counting
+        try:
+            from onnx_model import OnnxModel
+            from onnxruntime.quantization.shape_inference import quant_pre_process
+            path = os.path.join(WORKDIR, "conv.onnx")
+            onnx.save(conv(), path)
+            entry_points = {
+                "onnxruntime.tools.symbolic_shape_infer": lambda: ort_tool.SymbolicShapeInference.infer_shapes(conv()),
+                "quant_pre_process": lambda: quant_pre_process(path, os.path.join(WORKDIR, "conv.pre.onnx"), skip_optimization=True,
+                                                               skip_onnx_shape=True),
+                "OnnxModel.infer_runtime_shape": lambda: OnnxModel(conv()).infer_runtime_shape(),
+                "OnnxModel.convert_float_to_float16": lambda: OnnxModel(conv()).convert_float_to_float16(use_symbolic_shape_infer=True),
+            }
+            for name, call in entry_points.items():
+                with self.subTest(entry_point=name):
+                    calls.clear()
+                    with ort.patched():
+                        call()
+                    self.assertGreaterEqual(len(calls), 1, name)
+                    calls.clear()
+                    call()  # after the block: onnxruntime's own
+                    self.assertEqual(len(calls), 0, name)
+        finally:
+            ort._infer = real
+
+
+class ImportOrders(unittest.TestCase):
+    """yobx with onnx and onnxruntime in one process: every order of imports works as it works
+    without yobx (Debian 13's onnxruntime needs onnx.reference imported before it, yobx or not)."""
+
+    STEPS = {
+        "yobx": "import yobx.onnx; from onnx import helper, TensorProto as T\n"
+                "m = helper.make_model(helper.make_graph([helper.make_node('Relu', ['x'], ['y'])], 'g', "
+                "[helper.make_tensor_value_info('x', T.FLOAT, ['n', 4])], [helper.make_tensor_value_info('y', T.FLOAT, None)]), "
+                "opset_imports=[helper.make_opsetid('', 17)])\n"
+                "assert yobx.onnx.evaluate_shapes(m, {'n': 3})['y'] == (3, 4)\n",
+        "onnx.reference": "import onnx.reference\n",
+        "onnxruntime": "import onnxruntime\n",
+    }
+    CHECK = ("import numpy as np, onnx, onnx.shape_inference\nfrom onnx import helper, TensorProto as T\n"
+             "m = helper.make_model(helper.make_graph([helper.make_node('Relu', ['x'], ['y'])], 'g', "
+             "[helper.make_tensor_value_info('x', T.FLOAT, ['n', 4])], [helper.make_tensor_value_info('y', T.FLOAT, None)]), "
+             "opset_imports=[helper.make_opsetid('', 17)])\n"
+             "onnx.shape_inference.infer_shapes(m)\n"
+             "x = np.array([[-1, 2, -3, 4]], dtype=np.float32)\n"
+             "if 'onnxruntime' in sys.modules:\n"
+             "    assert (sys.modules['onnxruntime'].InferenceSession(m.SerializeToString(), providers=['CPUExecutionProvider'])"
+             ".run(None, {'x': x})[0] == np.maximum(x, 0)).all()\n"
+             "if 'onnx.reference' in sys.modules:\n"
+             "    assert (onnx.reference.ReferenceEvaluator(m).run(None, {'x': x})[0] == np.maximum(x, 0)).all()\n"
+             "if 'yobx.onnx' in sys.modules:\n"
+             "    assert sys.modules['yobx.onnx'].evaluate_shapes(m, {'n': 2})['y'] == (2, 4)\n"
+             "print('ok')\n")
+
+    def run_order(self, order):
+        import subprocess
+        code = "import sys\n" + "".join(self.STEPS[s] for s in order) + self.CHECK
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        return r.returncode, r.stdout.strip(), r.stderr.strip().splitlines()[-1:] if r.returncode else []
+
+    def test_each_order_with_onnx_reference_first_works(self):
+        for order in [("yobx", "onnx.reference", "onnxruntime"), ("onnx.reference", "yobx", "onnxruntime"),
+                      ("onnx.reference", "onnxruntime", "yobx"), ("yobx", "onnxruntime"), ("onnxruntime", "yobx"),
+                      ("yobx", "onnx.reference"), ("onnx.reference", "yobx")]:
+            with self.subTest(order=order):
+                self.assertEqual(self.run_order(order), (0, "ok", []))
+
+    def test_onnx_reference_after_onnxruntime_fails_the_same_with_or_without_yobx(self):
+        without = self.run_order(("onnxruntime", "onnx.reference"))
+        self.assertEqual(without[0], 1)
+        self.assertIn("NotImplementedError: This function assumes every operator has a unique name", without[2][0])
+        for order in [("yobx", "onnxruntime", "onnx.reference"), ("onnxruntime", "yobx", "onnx.reference")]:
+            with self.subTest(order=order):
+                self.assertEqual(self.run_order(order), without)
+
+
+def main():
+    global WORKDIR
+    WORKDIR = sys.argv[1]
+    os.makedirs(WORKDIR, exist_ok=True)
+    unittest.main(argv=sys.argv[:1], verbosity=2)
+
+
+if __name__ == "__main__":
+    main()
