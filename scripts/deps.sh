@@ -12,13 +12,14 @@
 # and libonnx-testdata (ONNX's backend node tests and the data/light networks)
 # are for the ONNX adapter, yobx/adapters/onnx.hpp; python3-onnxruntime on
 # Debian 13 is the reference the ONNX models are checked against.
-# python3-dev, python3-setuptools and libomp-dev (Debian 13) are what torch's
-# AOTInductor needs to compile a .pt2 package (the package runner's test).
+# python3-dev and pybind11-dev build the Python module yobx (python/); python3-dev,
+# python3-setuptools and libomp-dev (Debian 13) are also what torch's AOTInductor
+# needs to compile a .pt2 package (the package runner's test).
 # YOBX_OS_RELEASE names another os-release file (tests/check_deps.sh).
 set -euo pipefail
 yobx_common_packages=(cmake make g++ clang libclang-rt-dev doctest-dev libbenchmark-dev
                       libtorch-dev python3 python3-torch python3-sympy python3-onnx patch
-                      libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata)
+                      libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata python3-dev pybind11-dev)
 
 # Prints the release's codename, or fails with what to install by hand.
 yobx_release() {
@@ -31,7 +32,8 @@ yobx_release() {
             echo "yobx: scripts/deps.sh knows Debian 12 (bookworm) and Debian 13 (trixie); this system is" \
                  "'${codename:-unknown}'. Install by hand: a C++20 compiler (g++ >= 12 or clang >= 14), cmake >= 3.21," \
                  "Boost >= 1.81 headers (PFR and Hana), doctest, Google Benchmark, LibTorch and Python's torch and onnx" \
-                 "(optional), clang's sanitizer and libFuzzer runtime; then run cmake --preset ci." >&2
+                 "(optional), pybind11 and Python's headers (optional), clang's sanitizer and libFuzzer runtime; then run" \
+                 "cmake --preset ci." >&2
             return 1 ;;
     esac
 }
@@ -42,7 +44,7 @@ yobx_packages() {
     case "$release" in
         bookworm) echo "${yobx_common_packages[@]}" libboost1.81-dev ;;
         trixie) echo "${yobx_common_packages[@]}" libboost-dev python3-torchvision python3-onnxruntime \
-                python3-dev python3-setuptools libomp-dev ;;
+                python3-setuptools libomp-dev ;;
     esac
 }
 

@@ -5,7 +5,7 @@
 # $YOBX_TRIXIE_ROOT (default /var/cache/yobx/trixie, outside the clone) for the
 # next run; the sources are copied to /src/yobx in it (its build/ kept, so a
 # rerun builds incrementally). The command runs there with a clean
-# environment but for CI, YOBX_SKIP and YOBX_FUZZ_SECONDS. scripts/test.sh
+# environment but for CI, YOBX_SKIP, YOBX_ASAN_SCOPE and YOBX_FUZZ_SECONDS. scripts/test.sh
 # uses it for its Debian 13 stage; scripts/deps.sh, run by the command,
 # installs the packages inside the root.
 set -euo pipefail
@@ -51,5 +51,5 @@ for fs in proc dev dev/pts; do
 done
 quoted=$(printf ' %q' "$@")
 chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-    LANG=C.UTF-8 CI="${CI:-}" YOBX_SKIP="${YOBX_SKIP:-}" YOBX_FUZZ_SECONDS="${YOBX_FUZZ_SECONDS:-20}" \
+    LANG=C.UTF-8 CI="${CI:-}" YOBX_SKIP="${YOBX_SKIP:-}" YOBX_ASAN_SCOPE="${YOBX_ASAN_SCOPE:-all}" YOBX_FUZZ_SECONDS="${YOBX_FUZZ_SECONDS:-20}" \
     /bin/bash -c "cd /src/yobx &&$quoted"
