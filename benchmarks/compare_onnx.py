@@ -1,6 +1,16 @@
 """yobx-onnx-shapes beside ONNX's infer_shapes and onnxruntime's symbolic_shape_infer.py.
 
 Usage (Debian 13): python3 benchmarks/compare_onnx.py YOBX_ONNX_SHAPES WORKDIR [MODEL...]
+       python3 benchmarks/compare_onnx.py --in-process WORKDIR [MODEL...]   (PYTHONPATH: the build's python/)
+
+--in-process: the three tools called as Python calls them, in one process, on the
+same ModelProto: yobx.onnx.infer_shapes (the Python module), onnxruntime's
+SymbolicShapeInference.infer_shapes(auto_merge=True) and ONNX's
+infer_shapes(strict_mode=True, data_prop=True); each the best of 5 calls (onnxruntime's
+tool, the slowest by far, of 3), with the peak memory one call adds to the process
+(VmHWM after resetting it, less VmRSS before: the model's copies, the work space).
+Per model the ratio of onnxruntime's time to yobx's (target: 20 or more on every
+model), then the scale series, where the target is half of ONNX's time at 96 layers.
 
 For each model (tests/onnx/check_models.py builds and exports them), each tool
 writes its shapes; every dimension is checked against onnxruntime's execution
@@ -83,11 +93,14 @@ def measure(name, tool, workdir):
     return len(model.graph.node), rows
 
 
+DEFAULT_MODELS = ["resnet18", "mobilenet_v3_small", "squeezenet1_0", "lraspp", "encoder", "tiny_llm", "lstm", "audio",
+                  "scripted_control", "ssdlite", "swin_t", "hf_bert", "tiny_llm+fused", "hf_bert+fused", "hf_bert+mha",
+                  "hf_bert_tanh+fused", "tiny_llm+qdynamic", "resnet18+qdq", "tiny_llm+q4"]
+
+
 def main():
     tool, workdir = sys.argv[1], sys.argv[2]
-    names = sys.argv[3:] or ["resnet18", "mobilenet_v3_small", "squeezenet1_0", "lraspp", "encoder", "tiny_llm", "lstm", "audio",
-                             "scripted_control", "ssdlite", "swin_t", "hf_bert", "tiny_llm+fused", "hf_bert+fused", "hf_bert+mha", "hf_bert_tanh+fused", "tiny_llm+qdynamic",
-                             "resnet18+qdq", "tiny_llm+q4"]
+    names = sys.argv[3:] or DEFAULT_MODELS
     os.makedirs(workdir, exist_ok=True)
     total = {}
     print(f"{'model':<22} {'nodes':>6}  {'tool':<5} {'right':>6} {'wrong':>6} {'unknown':>8} {'seconds':>9}")
@@ -128,5 +141,81 @@ def main():
               f"onnx {t_onnx * 1e3:8.1f} ms, ort {t_ort * 1e3:8.1f} ms; yobx/onnx {t_yobx / t_onnx:.2f}, ort/yobx {t_ort / t_yobx:.1f}")
 
 
+def peak_memory(f):
+    """The memory f() adds at its peak, in MiB: Linux's VmHWM reset (clear_refs 5), f run, VmHWM less VmRSS before."""
+    def status(key):
+        with open("/proc/self/status") as st:
+            for line in st:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1]) / 1024
+        return float("nan")
+    with open("/proc/self/clear_refs", "w") as c:
+        c.write("5")
+    before = status("VmRSS")
+    result = f()
+    peak = status("VmHWM") - before
+    del result
+    return peak
+
+
+def in_process(workdir, names):
+    import gc
+
+    import yobx.onnx
+
+    def best(f, n):
+        times = []
+        for _ in range(n):
+            gc.collect()
+            start = time.perf_counter()
+            f()
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    def measure_tools(model):
+        calls = {"yobx": (lambda: yobx.onnx.infer_shapes(model), 5),
+                 "onnx": (lambda: onnx.shape_inference.infer_shapes(model, strict_mode=True, data_prop=True), 5),
+                 "ort": (lambda: SymbolicShapeInference.infer_shapes(model, auto_merge=True), 3)}
+        out = {}
+        for tool_name, (f, n) in calls.items():
+            try:
+                out[tool_name] = (best(f, n), peak_memory(f))
+            except Exception as e:  # onnxruntime's tool stops on what it cannot do
+                out[tool_name] = (None, None)
+                print(f"  {tool_name} fails: {str(e)[:90]}")
+        return out
+
+    os.makedirs(workdir, exist_ok=True)
+    print(f"{'model':<22} {'nodes':>6} {'MB':>6} {'yobx ms':>9} {'(MiB)':>7} {'onnx ms':>9} {'(MiB)':>7} {'ort ms':>9} {'(MiB)':>7} "
+          f"{'ort/yobx':>9} {'onnx/yobx':>9}")
+    worst = None
+    for name in names:
+        path, _ = check_models.export(name, workdir)
+        model = onnx.load(path)
+        r = measure_tools(model)
+        t_y, m_y = r["yobx"]
+        t_o, m_o = r["onnx"]
+        t_r, m_r = r["ort"]
+        ratio = t_r / t_y if t_r is not None else None
+        if ratio is not None:
+            worst = ratio if worst is None else min(worst, ratio)
+        fmt = lambda v, scale=1e3, w=9: f"{v * scale:>{w}.2f}" if v is not None else f"{'fails':>{w}}"  # noqa: E731
+        print(f"{name:<22} {len(model.graph.node):>6} {model.ByteSize() / 1e6:>6.1f} {fmt(t_y)} {fmt(m_y, 1, 7)} {fmt(t_o)} "
+              f"{fmt(m_o, 1, 7)} {fmt(t_r)} {fmt(m_r, 1, 7)} {fmt(ratio, 1)} {fmt(t_o / t_y if t_o else None, 1)}"
+              f"{'' if ratio is None or ratio >= 20 else '   < 20'}")
+    print(f"\nthe smallest ratio of onnxruntime's tool to yobx over the models: {worst:.1f} (target 20)")
+    print("\nscale series: the GPT-style decoder with a KV cache, in-process")
+    for layers in (2, 8, 32, 96):
+        path, _ = check_models.export(f"gpt{layers}", workdir)
+        model = onnx.load(path)
+        r = measure_tools(model)
+        (t_y, m_y), (t_o, m_o), (t_r, _) = r["yobx"], r["onnx"], r["ort"]
+        print(f"{layers:>3} layers, {len(model.graph.node):>5} nodes: yobx {t_y * 1e3:8.1f} ms ({m_y:5.1f} MiB), onnx {t_o * 1e3:8.1f} ms "
+              f"({m_o:5.1f} MiB), ort {t_r * 1e3:8.1f} ms; yobx/onnx {t_y / t_o:.2f} (target 0.5 at 96 layers), ort/yobx {t_r / t_y:.1f}")
+
+
 if __name__ == "__main__":
-    main()
+    if len(sys.argv) > 1 and sys.argv[1] == "--in-process":
+        in_process(sys.argv[2], sys.argv[3:] or DEFAULT_MODELS)
+    else:
+        main()
