@@ -105,7 +105,7 @@ PYBIND11_MODULE(_yobx, m) {
 
     m.def(
         "infer_shapes",
-        [](const py::bytes& model, bool put_back, bool strict, const Sizes& hints, const std::string& op_profiles,
+        [](const py::bytes& model, bool put_back, std::size_t left_from, bool strict, const Sizes& hints, const std::string& op_profiles,
            bool onnx_fallback, bool guess_output_rank, bool auto_merge) {
             const std::string_view bytes = view_of(model);
             const auto options = options_of(strict, hints, op_profiles, onnx_fallback, guess_output_rank, auto_merge, {});
@@ -113,12 +113,12 @@ PYBIND11_MODULE(_yobx, m) {
             {
                 py::gil_scoped_release unlocked;  // `model` is held by the caller: its bytes stay
                 out = yobx::onnx::infer_shapes_serialized(
-                    bytes, options, put_back ? yobx::onnx::Payloads::put_back : yobx::onnx::Payloads::left_out);
+                    bytes, options, put_back ? yobx::onnx::Payloads::put_back : yobx::onnx::Payloads::left_out, "<bytes>", left_from);
             }
             return py::make_tuple(py::bytes(out.model), out.left_out, out.report.to_json());
         },
-        py::arg("model"), py::arg("put_back"), py::arg("strict"), py::arg("hints"), py::arg("op_profiles"), py::arg("onnx_fallback"),
-        py::arg("guess_output_rank"), py::arg("auto_merge"),
+        py::arg("model"), py::arg("put_back"), py::arg("left_from"), py::arg("strict"), py::arg("hints"), py::arg("op_profiles"),
+        py::arg("onnx_fallback"), py::arg("guess_output_rank"), py::arg("auto_merge"),
         "(model bytes, ...) -> (shaped model bytes, positions of the initializers left out, report JSON)");
 
     m.def(

@@ -6,7 +6,8 @@
 #     Debian 13, the end-to-end tests with the real torch.export);
 #  3. the clang preset: the ci preset's warnings with clang++, in Debug (a third of
 #     Release's build time), without the benchmarks (the ci preset builds them),
-#     ctest without the consumer checks (on Debian 12 without the LibTorch parts:
+#     ctest without the consumer checks and the tests that run Python alone on what
+#     the ci preset's programs write the same (on Debian 12 without the LibTorch parts:
 #     LibTorch 1.13's headers do not compile with clang in C++20 mode);
 #  4. the sanitizer preset (ASan + UBSan + _GLIBCXX_ASSERTIONS): build, ctest
 #     (which replays every fuzz target's checks on generated inputs; without the
@@ -46,6 +47,9 @@ skipped() { [[ "$skip" == *",$1,"* ]]; }
 # regex of the tests that run yobx's C++ only there; ctest adds the fixtures they need (the models
 # scripted, the packages compiled, by Python).
 debian13_targets=(yobx-onnx-shapes observe_scripted treespec_roundtrip tiny_llm_generate tiny_llm_package)
+# the ONNX models of onnx.models there: one of each kind (a CNN, a detector with its loops and
+# NonMaxSuppression, a transformer fused by onnxruntime, quantized ones, scripted control flow)
+debian13_models="resnet18;ssdlite;hf_bert+fused;tiny_llm+q4;resnet18+qdq;scripted_control;lstm"
 debian13_tests='^(export[.][a-z0-9_]+[.](observe|package_check)|export[.]treespec_torch|onnx[.]models|onnx[.]models[.]observed|example[.]tiny_llm_package)$'
 
 run_preset() {
@@ -61,6 +65,7 @@ run_preset() {
     local extra=(-DYOBX_REQUIRE_ONNX=ON -DYOBX_BUILD_TESTS=ON -DYOBX_BUILD_EXAMPLES=ON "$@")
     # the Python module: built and tested by the ci and clang presets (the asan preset leaves it out)
     [ "$preset" != asan ] && extra+=(-DYOBX_WITH_PYTHON=ON)
+    if [ "$scope" = debian13 ]; then extra+=("-DYOBX_ONNX_MODELS=$debian13_models"); else extra+=(-DYOBX_ONNX_MODELS=); fi
     # the benchmarks are built (and so checked for warnings) by the ci preset, the one they are measured with
     if [ "$preset" = ci ]; then extra+=(-DYOBX_BUILD_BENCHMARKS=ON); else extra+=(-DYOBX_BUILD_BENCHMARKS=OFF); fi
     [ "$release" = trixie ] && extra+=(-DYOBX_REQUIRE_TORCH_EXPORT=ON)
@@ -75,7 +80,9 @@ run_preset() {
     local only=()
     case $preset in
         asan) only=(-E '^(compile_fail|consumer)[.]') ;;
-        clang) only=(-E '^consumer[.]') ;;
+        # and what runs Python alone on files the ci preset's programs write the same (torch.export of
+        # the observed calls, yobx-export's errors, the ONNX models' export and onnxruntime's pipelines)
+        clang) only=(-E '^(consumer[.]|export[.](resnet18|encoder|bert|tiny_llm|yobx_export_errors)$|onnx[.]models$|python[.]ort_pipelines$)') ;;
     esac
     [ "$scope" = debian13 ] && only=(-R "$debian13_tests")
     ctest --preset "$preset" -j"$jobs" "${only[@]}" 2>&1 | tee "$log"

@@ -55,6 +55,10 @@ _TENSOR_FIELDS = [(f.name, f.label == f.LABEL_REPEATED, f.message_type is not No
                   for f in onnx.TensorProto.DESCRIPTOR.fields if f.name not in _PAYLOADS]
 _INTEGERS = (onnx.TensorProto.INT32, onnx.TensorProto.INT64)
 _MAX_VALUES = 4096  # SymTensor::max_values: past it, a 1-D tensor's values are not read
+# The payloads left out of what crosses into C++ and back: 64 KiB or more each. Python copies
+# each one back into the result by hand, a few microseconds a tensor: a smaller payload costs
+# less to serialize and parse with the rest (a 96-layer decoder has 579 weights of 4 KiB).
+_LEFT_FROM = 64 << 10
 # Below this size the model is serialized whole (C++ leaves the payloads out on its side): a
 # copy this small costs less than a copy made field by field, and glibc's allocator reuses its
 # buffer. Past it a buffer is mapped afresh at each call, and its pages cost more than the copy.
@@ -65,13 +69,13 @@ def _light(model):
     """The model's bytes, and the positions of the initializers whose payloads they leave out.
 
     A large model is copied field by field without the payloads of its large initializers
-    (what ModelFile leaves in a file: rank 2 or more, or a long non-integer 1-D tensor, of
-    1 KB or more), which are neither serialized nor copied; a small one is serialized whole."""
+    (what ModelFile leaves in a file: rank 2 or more, or a long non-integer 1-D tensor, here of
+    64 KiB or more), which are neither serialized nor copied; a small one is serialized whole."""
     if model.ByteSize() < _WHOLE_BELOW:
         return model.SerializeToString(), []
     graph = model.graph
     left = [i for i, t in enumerate(graph.initializer)
-            if t.ByteSize() >= 1024 and (len(t.dims) >= 2 or (t.data_type not in _INTEGERS and sum(t.dims) > _MAX_VALUES))]
+            if t.ByteSize() >= _LEFT_FROM and (len(t.dims) >= 2 or (t.data_type not in _INTEGERS and sum(t.dims) > _MAX_VALUES))]
     light = onnx.ModelProto()
     for field, value in model.ListFields():
         if field.name != "graph":
@@ -122,7 +126,8 @@ def _infer(model, strict, hints, op_profiles, onnx_fallback, guess_output_rank=F
         data, left = _light(model)
     else:
         data, left = _bytes_of(model, "infer_shapes")[0], []
-    shaped, left_out, report = _yobx.infer_shapes(data, put_back=not isinstance(model, onnx.ModelProto), strict=bool(strict),
+    shaped, left_out, report = _yobx.infer_shapes(data, put_back=not isinstance(model, onnx.ModelProto), left_from=_LEFT_FROM,
+                                                   strict=bool(strict),
                                                    hints=_hints(hints), op_profiles=_profiles(op_profiles),
                                                    onnx_fallback=bool(onnx_fallback), guess_output_rank=bool(guess_output_rank),
                                                    auto_merge=bool(auto_merge))

@@ -163,14 +163,19 @@ public:
     static ModelFile from_bytes(std::string bytes, std::string name = "<bytes>") { return ModelFile(std::move(bytes), std::move(name)); }
 
     /// A model read from bytes it does not copy (a Python `bytes` object, a mapped region):
-    /// the payloads left out stay in `bytes`, which must outlive the ModelFile.
-    static ModelFile view(std::string_view bytes, std::string name = "<bytes>") { return ModelFile(bytes, std::move(name)); }
+    /// the payloads left out stay in `bytes`, which must outlive the ModelFile. Only payloads
+    /// of at least `left_from` bytes are left out (a caller that copies each one back by hand
+    /// leaves out fewer, larger ones).
+    static ModelFile view(std::string_view bytes, std::string name = "<bytes>", std::size_t left_from = 1024) {
+        return ModelFile(bytes, std::move(name), left_from);
+    }
 
     ModelFile(const ModelFile&) = delete;
     ModelFile& operator=(const ModelFile&) = delete;
     /// Movable: the payloads stay where they are (the mapping, or a buffer on the heap).
     ModelFile(ModelFile&& other) noexcept
         : path_(std::move(other.path_)), data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)),
+          left_from_(other.left_from_),
 #ifdef YOBX_ONNX_MMAP
           mapped_(std::exchange(other.mapped_, nullptr)), fd_(std::exchange(other.fd_, -1)),
 #endif
@@ -242,7 +247,8 @@ private:
         parse();
     }
 
-    ModelFile(std::string_view bytes, std::string name) : path_(std::move(name)), data_(bytes.data()), size_(bytes.size()) {
+    ModelFile(std::string_view bytes, std::string name, std::size_t left_from)
+        : path_(std::move(name)), data_(bytes.data()), size_(bytes.size()), left_from_(left_from) {
         if (size_ > static_cast<std::size_t>(std::numeric_limits<int>::max()))
             throw value_error("'" + path_ + "' is larger than protobuf reads (2 GiB)");
         parse();
@@ -414,7 +420,7 @@ private:
 
     /// Whether the tensor's payload is left out (then `out` holds the rest of its fields);
     /// nullopt when the pass does not follow the tensor.
-    static std::optional<bool> light_tensor(const char* p, const char* end, std::string& out, Stripped& s) {
+    std::optional<bool> light_tensor(const char* p, const char* end, std::string& out, Stripped& s) const {
         using namespace detail::wire;
         Field f;
         std::size_t rank = 0, payload = 0;
@@ -454,7 +460,7 @@ private:
         }
         const bool integer = data_type == ::onnx::TensorProto::INT32 || data_type == ::onnx::TensorProto::INT64;
         const bool unread = rank >= 2 || (count > SymTensor::max_values && !integer);
-        if (!valid_dims || !unread || payload < 1024) return false;
+        if (!valid_dims || !unread || payload < left_from_) return false;
         for (const auto& x : fields) {
             if (payload_element(x.number) >= 0) s.payload.emplace_back(x.begin, static_cast<std::size_t>(x.end - x.begin));
             else out.append(x.begin, x.end);
@@ -554,6 +560,7 @@ private:
     std::string path_;
     const char* data_ = nullptr;
     std::size_t size_ = 0;
+    std::size_t left_from_ = 1024;  // a payload is left in the file from this size
 #ifdef YOBX_ONNX_MMAP
     void* mapped_ = nullptr;
     int fd_ = -1;

@@ -39,12 +39,15 @@ struct SerializedShapes {
 /// the model and copies them over) or put back (the caller holds only bytes).
 enum class Payloads { left_out, put_back };
 
-/// infer_shapes on a serialized model (`name` stands for it in errors). Errors are
-/// infer_shapes' and ModelFile's value_errors: bytes that are not a model, a model without
-/// a graph, an unknown opset, a cycle, an undecidable question in strict mode.
+/// infer_shapes on a serialized model (`name` stands for it in errors). The payloads left out
+/// are those ModelFile leaves in a file of at least `left_from` bytes each (a caller that copies
+/// each back by hand, as Python does, gains nothing from leaving out small ones). Errors are
+/// infer_shapes' and ModelFile's value_errors: bytes that are not a model, a model without a
+/// graph, an unknown opset, a cycle, an undecidable question in strict mode.
 inline SerializedShapes infer_shapes_serialized(std::string_view bytes, const InferenceOptions& options,
-                                                Payloads payloads = Payloads::left_out, std::string name = "<bytes>") {
-    ModelFile file = ModelFile::view(bytes, std::move(name));
+                                                Payloads payloads = Payloads::left_out, std::string name = "<bytes>",
+                                                std::size_t left_from = 1024) {
+    ModelFile file = ModelFile::view(bytes, std::move(name), left_from);
     SerializedShapes out;
     out.report = infer_shapes(file.model(), options);
     if (payloads == Payloads::put_back) {
