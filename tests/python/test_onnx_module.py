@@ -142,6 +142,28 @@ class SameAsTheCommand(unittest.TestCase):
         shaped.graph.initializer[1].float_data[0] = 7.0  # a copy: the caller's model does not change with it
         self.assertEqual(model.graph.initializer[1].float_data[0], 1.5)
 
+    def test_a_large_model_crosses_without_its_weights_and_comes_back_whole(self):
+        # the path of models of 32 MB or more, on a small one: its large payloads (a 256x256 float
+        # raw_data, a 1-D float_data of 20,000) copied neither in nor out but once into the result
+        model = conv_model()
+        g = model.graph
+        g.initializer.append(helper.make_tensor("wide", TensorProto.FLOAT, [256, 256], bytes(4 * 65536), raw=True))
+        g.initializer.append(helper.make_tensor("long", TensorProto.FLOAT, [20000], [1.0] * 20000))
+        g.initializer.append(helper.make_tensor("ids", TensorProto.INT64, [20000], list(range(20000))))  # integer 1-D: kept, it may be read
+        whole = yobx.onnx.infer_shapes(model)
+        before = model.SerializeToString()
+        saved = yobx.onnx._WHOLE_BELOW
+        try:
+            yobx.onnx._WHOLE_BELOW = 0
+            data, left = yobx.onnx._light(model)
+            self.assertEqual(left, [2, 3])
+            self.assertLess(len(data), 100_000)  # neither payload: 256 KB and 80 KB
+            self.assertEqual(yobx.onnx.infer_shapes(model).SerializeToString(), whole.SerializeToString())
+            self.assertEqual(yobx.onnx.evaluate_shapes(model, {"batch": 1, "height": 5, "width": 5})["wide"], (256, 256))
+        finally:
+            yobx.onnx._WHOLE_BELOW = saved
+        self.assertEqual(model.SerializeToString(), before)
+
     def test_a_model_proto_reads_no_external_data_a_path_reads_it_beside_the_model(self):
         model = onnx.load(model_path("external"), load_external_data=False)
         shaped = yobx.onnx.infer_shapes(model)

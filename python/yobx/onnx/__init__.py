@@ -193,7 +193,7 @@ def evaluate_shapes(model, sizes, *, infer=True, op_profiles=None, onnx_fallback
     for name, value in sizes.items():
         if not isinstance(name, str) or isinstance(value, bool) or not isinstance(value, int):
             raise ValueError(f"size {name!r}: expected a dim name and an integer, got {value!r}")
-    data, _ = _bytes_of(model, "evaluate_shapes")
+    data = _light(model)[0] if isinstance(model, onnx.ModelProto) else _bytes_of(model, "evaluate_shapes")[0]
     shapes = _yobx.evaluate_shapes(data, sizes, infer=bool(infer), strict=False, hints={}, op_profiles=_profiles(op_profiles),
                                    onnx_fallback=bool(onnx_fallback))
     return {name: None if shape is None else tuple(shape) for name, shape in shapes.items()}
