@@ -2,6 +2,8 @@
 // checked on the model (check_fills) and listed in the readiness report.
 #include "observer_support.hpp"
 
+#include <thread>
+
 #include <cmath>
 #include <functional>
 
@@ -295,4 +297,36 @@ TEST_CASE("check_fills runs the model on clones: a model that writes into its in
     (void)obs.check_fills(writer);
     CHECK(values(obs.infer_arguments(1)["input_ids"]) == before);
     CHECK(values(obs.info().observed_arguments(0)[0].items()[0]) == "0 1 2 3 4 5 6 0 1 2");
+}
+
+TEST_CASE("a runner that calls the observed wrapper, itself or from another thread: replays run, none is recorded") {
+    Obs obs;
+    auto f = obs.wrap(masked_mean, bert, 10);  // room for more calls: a replay through f would be recorded
+    f({iota(2, 5)}, {});
+    f({iota(3, 7)}, {{"attention_mask", iota(3, 7, DType::float32, 0)}, {"token_type_ids", iota(3, 7, DType::int64)}});
+    f({iota(2, 6)}, {{"token_type_ids", iota(2, 6, DType::int64)}});
+    f({iota(4, 3)}, {{"attention_mask", T::full({4, 3}, 1, DType::float32)}});
+    // The wrapped forward itself as the runner.
+    const auto itself = [&](const V& call) { return f(call[0].items(), call[1].dict()); };
+    // A model whose submodule is the wrapped forward, run on a thread of its own.
+    const auto model = [&](const V& call) {
+        V out;
+        std::thread worker([&] { out = f(call[0].items(), call[1].dict()); });
+        worker.join();
+        return out;
+    };
+    const auto found = obs.check_fills(itself);
+    REQUIRE(found.size() == 2);
+    CHECK(found[0].to_string() == "attention_mask: absent from call(s) 0, 2; fill ones, checked: reproduces every call "
+                                  "(tried automatic, zeros, ones)");
+    for (const auto& d : obs.check_discrepancies(itself)) CHECK(d.success);
+    for (const auto& d : obs.check_discrepancies(model, 1e-4, 0.1, yobx::Replay::inferred)) CHECK(d.success);
+    const auto spec = obs.infer_export_spec(model);
+    REQUIRE(spec.absent.size() == 2);
+    CHECK(spec.absent[0].to_string() == "attention_mask: absent from call(s) 0, 2; fill ones, checked: reproduces every call");
+    CHECK(obs.num_obs() == 4);
+    CHECK(obs.warnings().empty());  // no call counted as dropped either
+    // After the checks, the wrapper records again.
+    f({iota(3, 5)}, {});
+    CHECK(obs.num_obs() == 5);
 }

@@ -257,18 +257,23 @@ public:
         requires std::invocable<Runner&, const V&>
     ExportSpec infer_export_spec(Runner&& runner, const DynamicShapesOptions& options = {}) {
         std::lock_guard lock(state_->mutex);
-        checked_info().check_fills(std::forward<Runner>(runner));
+        {
+            const Replaying replaying(*state_);
+            checked_info().check_fills(std::forward<Runner>(runner));
+        }
         return with_dropped(checked_info().infer_export_spec(options));
     }
 
     /// Runs the model (runner, as check_discrepancies calls it) on each call with an absent input,
     /// as made and with its fill, and keeps for each input the first fill that reproduces every
     /// such call (the current one, zeros, ones; the user's fill is checked, not replaced). From
-    /// then on infer_arguments(i), the replay and the export arguments use the chosen fills.
+    /// then on infer_arguments(i), the replay and the export arguments use the chosen fills. The
+    /// runner may call the wrapped function: those calls are not recorded (check_discrepancies).
     ///   for (const auto& a : observer.check_fills(runner)) std::cout << a.to_string() << "\n";
     template <class Runner>
     std::vector<AbsentInput> check_fills(Runner&& runner, double atol = 1e-4, double rtol = 0.1) {
         std::lock_guard lock(state_->mutex);
+        const Replaying replaying(*state_);
         return checked_info().check_fills(std::forward<Runner>(runner), atol, rtol);
     }
 
@@ -314,7 +319,9 @@ public:
     /// returns (any pytree of T) with the recorded outputs. By default the call is replayed as it was
     /// made (an absent argument stays absent: None in args, missing from kwargs); Replay::inferred
     /// gives infer_arguments(i) instead (every tensor, absent ones filled; `filled` names them). A
-    /// runner that throws gives success=false and its message in `error`.
+    /// runner that throws gives success=false and its message in `error`. While the runner runs, the
+    /// observer's wrappers record nothing: a runner may be the wrapped function itself, or call it
+    /// (a model whose submodule is wrapped), from any thread; those calls are not recorded.
     template <class Runner>
     std::vector<Discrepancy> check_discrepancies(Runner&& runner, double atol = 1e-4, double rtol = 0.1,
                                                  Replay replay = Replay::as_observed) {
@@ -322,6 +329,7 @@ public:
                       "InputObserver::check_discrepancies needs tensor_traits<T>::to_doubles(const T&) "
                       "returning std::vector<double>");
         std::lock_guard lock(state_->mutex);
+        const Replaying replaying(*state_);
         InputObserverInfo<T>& info = checked_info();
         info.align_inputs_none_values();
         std::vector<Discrepancy> out;
@@ -372,10 +380,20 @@ private:
     struct State {
         std::mutex mutex;
         std::atomic<std::size_t> reserved{0};  // recorded calls plus those being recorded
+        std::atomic<int> replaying{0};          // runners replaying the calls (Replaying)
         alignas(64) std::atomic<std::size_t> dropped{0};  // calls made after the limit (see Recorder::drop)
         alignas(64) std::ostream* log = nullptr;          // aligned: the counter's cache line is its own
         std::mutex log_mutex;
         std::optional<InputObserverInfo<T>> info;
+    };
+
+    // While a runner replays the recorded calls the wrappers record nothing, from any thread.
+    struct Replaying {
+        State& state;
+        explicit Replaying(State& s) : state(s) { state.replaying.fetch_add(1, std::memory_order_relaxed); }
+        Replaying(const Replaying&) = delete;
+        Replaying& operator=(const Replaying&) = delete;
+        ~Replaying() { state.replaying.fetch_sub(1, std::memory_order_relaxed); }
     };
 
     // What a wrapper shares with the observer: where to store and when to stop.
@@ -384,11 +402,17 @@ private:
         InputObserverInfo<T>* info = nullptr;
         std::size_t limit = 0;
 
-        bool passes_through() const noexcept { return state->reserved.load(std::memory_order_relaxed) >= limit; }
+        // Full, or a runner replaying the calls (check_discrepancies, check_fills): the call goes
+        // straight through, unrecorded (a runner that calls the wrapper, itself or from a submodule,
+        // would otherwise wait for the lock its own check holds).
+        bool passes_through() const noexcept {
+            return state->reserved.load(std::memory_order_relaxed) >= limit || state->replaying.load(std::memory_order_relaxed) > 0;
+        }
         // A call not recorded: counted up to drop_cap (a relaxed load and store, not a read-modify-write,
         // on a cache line of its own, to keep the pass-through path as cheap as a direct call:
         // concurrent callers may miss a count; past the cap it is a load only), the first one logged.
         void drop() const {
+            if (state->replaying.load(std::memory_order_relaxed) > 0) return;  // a replay, not a lost call
             const std::size_t n = state->dropped.load(std::memory_order_relaxed);
             if (n >= drop_cap) return;
             state->dropped.store(n + 1, std::memory_order_relaxed);
@@ -402,7 +426,7 @@ private:
         decltype(auto) record(Args<T> args, Kwargs<T> kwargs, Call&& call) {
             std::size_t n = state->reserved.load(std::memory_order_relaxed);
             do {
-                if (n >= limit) {
+                if (n >= limit || state->replaying.load(std::memory_order_relaxed) > 0) {
                     drop();
                     return call();
                 }
