@@ -201,22 +201,104 @@ def labels_of(program, model, axes):
     return labels
 
 
+def placeholder_values(program):
+    """The fake value of each user input of the program, in the order of the flat call."""
+    from torch.export.graph_signature import InputKind
+    values = {n.name: n.meta.get("val") for n in program.graph.nodes if n.op == "placeholder"}
+    return [values[s.arg.name] for s in program.graph_signature.input_specs
+            if s.kind == InputKind.USER_INPUT and getattr(s.arg, "name", None) in values]
+
+
+def runtime_asserts(program):
+    """The conditions the program asserts at run time (sympy expressions): its graph's
+    _assert_scalar nodes and its shape env's deferred runtime asserts, as torch 2.6 records them."""
+    import torch
+    found = []
+    for n in program.graph.nodes:
+        if n.op == "call_function" and n.target is torch.ops.aten._assert_scalar.default and n.args:
+            value = n.args[0].meta.get("val") if isinstance(n.args[0], torch.fx.Node) else None
+            if hasattr(value, "node"):
+                found.append(value.node.expr)
+    for value in placeholder_values(program):
+        shape_env = getattr(getattr(value, "fake_mode", None), "shape_env", None)
+        if shape_env is not None:
+            for asserts in shape_env.deferred_runtime_asserts.values():
+                found.extend(a.expr for a in asserts)
+            break
+    return found
+
+
 def tensor_inputs(program):
     """What yobx::libtorch::PackageRunner checks a call against (ProgramInputs): each tensor
     input of the program, in the order of the flat call, its dtype and shape (a dynamic
-    dimension as the program's symbol or expression: s0, s1 + s11), and the program's range
-    constraints ([min, max], None for no maximum)."""
-    from torch.export.graph_signature import InputKind, TensorArgument
-    values = {n.name: n.meta["val"] for n in program.graph.nodes if n.op == "placeholder"}
-    inputs = [{"dtype": str(values[s.arg.name].dtype).removeprefix("torch."),
-               "shape": [d if isinstance(d, int) else str(d) for d in values[s.arg.name].shape]}
-              for s in program.graph_signature.input_specs
-              if s.kind == InputKind.USER_INPUT and isinstance(s.arg, TensorArgument)]
+    dimension as the program's symbol or expression: s0, s1 + s11), the program's range
+    constraints ([min, max], None for no maximum) and the conditions it asserts over its input
+    symbols (`Eq(Mod(s1, 8), 0)`, `Ne(s0, s2)`, `s1 <= s3`).
+
+    Read from the program AOTInductor compiles, the program after its decompositions: an
+    equality a decomposition finds (scaled_dot_product_attention's between a layer's key and
+    value lengths) is a replacement there (both shapes carry s3), absent before; an assertion
+    of the program as exported, over a symbol replaced since, is rewritten in the replacement."""
+    import torch
+    import sympy
+    decomposed = program.run_decompositions()
+    before, after = placeholder_values(program), placeholder_values(decomposed)
+    replaced, symbols = {}, set()
+    for b, a in zip(before, after):
+        if not (isinstance(b, torch.Tensor) and isinstance(a, torch.Tensor)) or b.dim() != a.dim():
+            continue
+        for x, y in zip(b.shape, a.shape):
+            if isinstance(y, torch.SymInt):
+                symbols |= y.node.expr.free_symbols
+            if isinstance(x, torch.SymInt) and isinstance(x.node.expr, sympy.Symbol) and str(x) != str(y):
+                replaced[x.node.expr] = y.node.expr if isinstance(y, torch.SymInt) else sympy.Integer(y)
+    inputs = [{"dtype": str(v.dtype).removeprefix("torch."),
+               "shape": [d if isinstance(d, int) else str(d) for d in v.shape]}
+              for v in after if isinstance(v, torch.Tensor)]
 
     def bound(v):  # int_oo, oo: unbounded
         return None if "oo" in str(v) else int(v)
-    ranges = {str(k): [bound(r.lower) or 0, bound(r.upper)] for k, r in program.range_constraints.items()}
-    return {"inputs": inputs, "ranges": ranges}
+    ranges = {str(k): [bound(r.lower) or 0, bound(r.upper)] for k, r in decomposed.range_constraints.items()
+              if k not in replaced}
+    constraints = []
+    for expr in runtime_asserts(program) + runtime_asserts(decomposed):
+        expr = expr.xreplace(replaced)
+        # over the input symbols only: a data-dependent one (u0, from .item()) is the program's to check
+        if expr in (sympy.true, True) or not expr.free_symbols or not expr.free_symbols <= symbols:
+            continue
+        if str(expr) not in constraints:
+            constraints.append(str(expr))
+    return {"inputs": inputs, "ranges": ranges, "constraints": constraints}
+
+
+def observed_ranges(program, calls, labels):
+    """What the observed calls say of each of yobx's labels, read where the program's inputs
+    have a label's symbol: {label: {"min": .., "max": .., "tied": whether its dimensions were
+    equal in every call}}, what PackageRunner's as_observed option checks. Empty when a call
+    does not flatten to the program's inputs."""
+    import torch
+    import torch.utils._pytree as pytree
+    spec = program.call_spec.in_spec
+    values = [v for v in placeholder_values(program) if isinstance(v, torch.Tensor)]
+    observed = {}
+    for call in calls:
+        args, kwargs = split(call)
+        if spec is not None and spec.num_children == 2 and spec.children_specs[1].type is dict:
+            keys = spec.children_specs[1].context
+            kwargs = {k: kwargs[k] for k in keys if k in kwargs} | {k: v for k, v in kwargs.items() if k not in keys}
+        flat = [t for t in pytree.tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
+        if len(flat) != len(values) or any(t.dim() != v.dim() for t, v in zip(flat, values)):
+            return {}
+        sizes = {}
+        for t, v in zip(flat, values):
+            for size, dim in zip(t.shape, v.shape):
+                if labels.get(str(dim)) is not None:
+                    sizes.setdefault(labels[str(dim)], set()).add(int(size))
+        for label, seen in sizes.items():
+            entry = observed.setdefault(label, {"min": min(seen), "max": max(seen), "tied": True})
+            entry["min"], entry["max"] = min(entry["min"], *seen), max(entry["max"], *seen)
+            entry["tied"] = entry["tied"] and len(seen) == 1
+    return observed
 
 
 def contiguous(call):
@@ -261,7 +343,8 @@ def run(argv):
         return
     out = os.path.abspath(options.aoti)
     # read from the program before compiling: an error here is not the compiler's
-    metadata = json.dumps({**tensor_inputs(program), "labels": labels_of(program, model, axes)})
+    labels = labels_of(program, model, axes)
+    metadata = json.dumps({**tensor_inputs(program), "labels": labels, "observed": observed_ranges(program, calls, labels)})
     with tempfile.TemporaryDirectory(dir=os.path.dirname(out), prefix=".yobx-export-") as work:
         package_path = os.path.join(work, os.path.basename(out) if out.endswith(".pt2") else "package.pt2")
         begin = time.perf_counter()

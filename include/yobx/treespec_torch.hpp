@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -326,6 +327,15 @@ Value<T> arrange_call(const Value<T>& call, const TreeSpec& in_spec, const std::
     return V::tuple({V::tuple(std::move(new_args)), V::dict(std::move(new_kwargs))});
 }
 
+/// What a runner checks beyond the program's own constraints (PackageRunner's options):
+/// with `as_observed`, also what yobx saw in every observed call: the dimensions that carried one
+/// label equal, and each label's size within its observed range, `range_slack` units beyond it
+/// allowed on each side. Off by default: the exported program's constraints are the contract.
+struct RunnerOptions {
+    bool as_observed = false;
+    std::int64_t range_slack = 0;
+};
+
 /// What a program says its tensor inputs are, in the order of the flat call: each one's dtype
 /// (Python's name without `torch.`) and shape, a dynamic dimension by its symbol:
 ///   [{"dtype": "int64", "shape": ["s0", "s1"]}, {"dtype": "float32", "shape": ["s0", 3, 224, 224]}]
@@ -342,6 +352,20 @@ public:
     struct Range {
         std::int64_t min = 0;
         std::optional<std::int64_t> max;
+    };
+    /// A condition the program asserts over its input symbols, as torch prints it
+    /// (`Eq(Mod(s1, 8), 0)`, `Ne(s0, s2)`, `s1 <= s3`); `rule` empty when yobx cannot evaluate it,
+    /// `reason` saying why (unchecked()).
+    struct Constraint {
+        std::string text;
+        std::optional<SymBool> rule;
+        std::string reason;
+    };
+    /// What the observed calls said of one of yobx's labels: its smallest and largest size and
+    /// whether its dimensions were equal in every call (RunnerOptions::as_observed).
+    struct Observed {
+        std::int64_t min = 0, max = 0;
+        bool tied = false;
     };
 
     /// Reads the JSON: a list of inputs, or {"inputs": [...], "ranges": {"s0": [2, null], ...},
@@ -363,6 +387,34 @@ public:
                     if (labels->array[i].kind != Node::Kind::string || !is_symbol(labels->keys[i]))
                         throw value_error("ProgramInputs: the label of " + labels->keys[i] + ": expected a symbol and a string");
                     out.labels_[labels->keys[i]] = labels->array[i].string;
+                }
+            }
+            if (const Node* constraints = doc.find("constraints")) {
+                if (constraints->kind != Node::Kind::array) throw value_error("ProgramInputs: \"constraints\" must be a list");
+                for (const Node& c : constraints->array) {
+                    if (c.kind != Node::Kind::string) throw value_error("ProgramInputs: a constraint is a string, got " +
+                                                                        std::string(detail::json::kind_name(c.kind)));
+                    Constraint constraint{c.string, std::nullopt, {}};
+                    try {
+                        constraint.rule = parse_sym_bool(c.string);
+                    } catch (const error& e) {
+                        constraint.reason = std::string("yobx does not read it: ") + e.what();
+                    }
+                    out.constraints_.push_back(std::move(constraint));
+                }
+            }
+            if (const Node* observed = doc.find("observed")) {
+                if (observed->kind != Node::Kind::object) throw value_error("ProgramInputs: \"observed\" must be an object");
+                for (std::size_t i = 0; i < observed->keys.size(); ++i) {
+                    const Node& o = observed->array[i];
+                    const Node* lo = o.kind == Node::Kind::object ? o.find("min") : nullptr;
+                    const Node* hi = o.kind == Node::Kind::object ? o.find("max") : nullptr;
+                    const Node* tied = o.kind == Node::Kind::object ? o.find("tied") : nullptr;
+                    if (!lo || !hi || !tied || lo->kind != Node::Kind::integer || hi->kind != Node::Kind::integer ||
+                        tied->kind != Node::Kind::boolean || lo->integer < 0 || hi->integer < lo->integer)
+                        throw value_error("ProgramInputs: observed " + observed->keys[i] +
+                                          ": expected {\"min\": a size, \"max\": a size at least min, \"tied\": a boolean}");
+                    out.observed_[observed->keys[i]] = Observed{lo->integer, hi->integer, tied->boolean};
                 }
             }
             if (const Node* ranges = doc.find("ranges")) {
@@ -409,6 +461,23 @@ public:
             }
             out.inputs_.push_back(std::move(in));
         }
+        // A constraint over a symbol no input's dimension gives cannot be checked before the run.
+        std::set<std::string, std::less<>> given;
+        for (const Input& in : out.inputs_)
+            for (const std::string& d : in.text) {
+                if (is_symbol(d)) given.insert(d);
+                else if (const auto e = out.expressions_.find(d); e != out.expressions_.end())
+                    for (auto& name : e->second.free_symbols()) given.insert(name);
+            }
+        for (Constraint& c : out.constraints_) {
+            if (!c.rule) continue;
+            for (const auto& name : c.rule->free_symbols())
+                if (!given.count(name)) {
+                    c.reason = "its symbol " + name + " is no input's dimension";
+                    c.rule.reset();
+                    break;
+                }
+        }
         return out;
     }
 
@@ -416,6 +485,17 @@ public:
     const std::vector<Input>& inputs() const noexcept { return inputs_; }
     const std::vector<std::pair<std::string, Range>>& ranges() const noexcept { return ranges_; }
     const std::map<std::string, std::string, std::less<>>& labels() const noexcept { return labels_; }
+    const std::vector<Constraint>& constraints() const noexcept { return constraints_; }
+    const std::map<std::string, Observed, std::less<>>& observed() const noexcept { return observed_; }
+    /// The constraints check() cannot evaluate, each with the reason: torch printed a function
+    /// yobx's parse_sym_bool does not read, or a symbol no input gives. PackageRunner says each
+    /// once, when it loads the package.
+    std::vector<const Constraint*> unchecked() const {
+        std::vector<const Constraint*> out;
+        for (const Constraint& c : constraints_)
+            if (!c.rule) out.push_back(&c);
+        return out;
+    }
 
     /// A dimension as the messages write it: each symbol replaced by its label
     /// (`s1 + s11` is `sequence_length + past_sequence_length`).
@@ -441,10 +521,12 @@ public:
     /// does: rank, dtype and static sizes; one size per symbol across the inputs; each
     /// expression (`s1 + s11`) equal to its symbols' sizes, a linear one with a single
     /// unknown symbol solved for it; each range (a minimum above 2 and a finite maximum:
-    /// torch lets a dimension exported as dynamic be 0 or 1). `paths` name the tensors
-    /// (flatten_call's), `program` the program in the messages.
+    /// torch lets a dimension exported as dynamic be 0 or 1); each condition the program
+    /// asserts (constraints()). With `options.as_observed`, what yobx observed too (RunnerOptions).
+    /// `paths` name the tensors (flatten_call's), `program` the program in the messages.
     template <class T>
-    void check(const std::vector<T>& flat, const std::vector<std::string>& paths, const std::string& program) const {
+    void check(const std::vector<T>& flat, const std::vector<std::string>& paths, const std::string& program,
+               const RunnerOptions& options = {}) const {
         if (inputs_.empty()) return;
         const auto shape_text = [&](const std::vector<std::string>& dims) {
             std::string s = "[";
@@ -484,9 +566,10 @@ public:
                 }
                 const auto [it, fresh] = symbols.try_emplace(want.text[a], Seen{got[a], i, a});
                 if (!fresh && it->second.size != got[a])
-                    throw value_error(name(i) + " has " + named(want.text[a]) + " = " + std::to_string(got[a]) + ", " +
-                                      name(it->second.input) + " has " + named(want.text[a]) + " = " +
-                                      std::to_string(it->second.size) + refused);
+                    throw value_error(name(i) + " axis " + std::to_string(a) + " is " + std::to_string(got[a]) + ", " +
+                                      name(it->second.input) + " axis " + std::to_string(it->second.axis) + " is " +
+                                      std::to_string(it->second.size) + ": " + program + " requires them equal (" +
+                                      named(want.text[a]) + ")" + refused);
             }
             if (!ok)
                 throw value_error(name(i) + " is " + shape_text(got_text) + " " + dtype.str() + ", " + program + " takes " +
@@ -550,9 +633,79 @@ public:
                                   " in [" + std::to_string(range.min) + ", " + (range.max ? std::to_string(*range.max) : "inf") + "]" +
                                   refused);
         }
+        // The conditions the program asserts, once every symbol is known; each symbol named where it was read.
+        const auto read_at = [&](const std::string& symbol) {
+            const Seen& seen = symbols.at(symbol);
+            return name(seen.input) + " axis " + std::to_string(seen.axis) + " is " + std::to_string(seen.size);
+        };
+        for (const Constraint& c : constraints_) {
+            if (!c.rule) continue;
+            const std::vector<std::string> free = c.rule->free_symbols();
+            if (!std::all_of(free.begin(), free.end(), [&](const std::string& f) { return symbols.count(f) > 0; })) continue;
+            std::string broken;  // why the rule cannot be evaluated at these sizes (a zero divisor), if it cannot
+            try {
+                if (c.rule->evaluate_with(values())) continue;
+            } catch (const error& e) {
+                broken = e.what();
+            }
+            std::string where;  // the symbols in the order the rule names them: Eq(s5, s3) reads s5 first
+            for (const auto& f : identifiers(c.text))
+                if (std::find(free.begin(), free.end(), f) != free.end() && where.find(read_at(f)) == std::string::npos)
+                    where += (where.empty() ? "" : ", ") + read_at(f);
+            std::string rule = named(c.text);  // as the program wrote it
+            if (free.size() == 2 && c.rule->to_string() == "Eq(" + free[0] + ", " + free[1] + ")")
+                rule = "them equal (" + (named(free[0]) == named(free[1]) ? named(free[0]) : rule) + ")";
+            throw value_error(where + ": " + program + " requires " + rule +
+                              (broken.empty() ? "" : ", which cannot be evaluated at these sizes (" + broken + ")") + refused);
+        }
+        if (!options.as_observed) return;
+        if (options.range_slack < 0)
+            throw value_error("RunnerOptions: range_slack is " + std::to_string(options.range_slack) + ", expected 0 or more");
+        // What yobx observed: one size per tied label, each label's size within its observed range,
+        // the symbols taken in the order of the inputs.
+        std::vector<const std::pair<const std::string, Seen>*> in_order;
+        for (const auto& entry : symbols) in_order.push_back(&entry);
+        std::sort(in_order.begin(), in_order.end(), [](const auto* x, const auto* y) {
+            return std::tie(x->second.input, x->second.axis) < std::tie(y->second.input, y->second.axis);
+        });
+        const std::string as_observed = refused + " (as_observed)";
+        std::map<std::string, const Seen*, std::less<>> by_label;
+        for (const auto* entry : in_order) {
+            const auto& [symbol, seen] = *entry;
+            const auto label = labels_.find(symbol);
+            const auto o = label == labels_.end() ? observed_.end() : observed_.find(label->second);
+            if (o == observed_.end()) continue;
+            const Observed& ob = o->second;
+            if ((seen.size < ob.min && ob.min - seen.size > options.range_slack) ||
+                (seen.size > ob.max && seen.size - ob.max > options.range_slack))
+                throw value_error(read_at(symbol) + ", yobx observed " + label->second + " in [" + std::to_string(ob.min) + ", " +
+                                  std::to_string(ob.max) + "]" +
+                                  (options.range_slack ? " (range_slack " + std::to_string(options.range_slack) + ")" : "") + as_observed);
+            const auto [first, fresh] = by_label.try_emplace(label->second, &seen);
+            if (!fresh && ob.tied && first->second->size != seen.size)
+                throw value_error(read_at(symbol) + ", " + name(first->second->input) + " axis " + std::to_string(first->second->axis) +
+                                  " is " + std::to_string(first->second->size) + ": yobx observed them equal (" + label->second +
+                                  ") in every call" + as_observed);
+        }
     }
 
 private:
+    // The identifiers of an expression as written, in order (`Eq(s5, s3)`: Eq, s5, s3).
+    static std::vector<std::string> identifiers(std::string_view text) {
+        std::vector<std::string> out;
+        for (std::size_t i = 0; i < text.size();) {
+            if (!(std::isalpha(static_cast<unsigned char>(text[i])) || text[i] == '_')) {
+                ++i;
+                continue;
+            }
+            std::size_t j = i;
+            while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_')) ++j;
+            out.emplace_back(text.substr(i, j - i));
+            i = j;
+        }
+        return out;
+    }
+
     static bool is_symbol(std::string_view s) {
         if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
         for (char c : s)
@@ -564,6 +717,8 @@ private:
     std::vector<std::pair<std::string, Range>> ranges_;
     std::map<std::string, SymInt, std::less<>> expressions_;
     std::map<std::string, std::string, std::less<>> labels_;
+    std::vector<Constraint> constraints_;
+    std::map<std::string, Observed, std::less<>> observed_;
 };
 
 /// torch.utils._pytree.treespec_dumps(spec) for a TreeSpec (protocol 1): what torch's

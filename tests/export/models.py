@@ -12,11 +12,18 @@
   Face's BERT: attend everywhere, token type 0. A mask of zeros masks every
   position (-inf scores: NaN), so only a fill of ones reproduces a call
   without a mask.
+- flat_decoder: a GPT-style decoder whose KV cache is a flat List[Tensor]
+  [key_0, value_0, key_1, value_1, ...], attention by
+  scaled_dot_product_attention: torch.export keeps each cache tensor's length
+  its own symbol, the equality of a layer's key and value lengths appears only
+  after the decompositions AOTInductor runs.
+- patches: a patch embedding (a vision transformer's first layer) whose reshape
+  into 8x8 patches makes torch.export assert the image sizes divisible by 8.
 Each is built from a fixed seed, so the script written for C++ and the eager
 model the export starts from have the same weights.
 """
 import math
-from typing import Optional
+from typing import List, Optional
 
 import torch
 from torch import nn
@@ -125,6 +132,44 @@ class TinyBert(nn.Module):
         return x
 
 
+class FlatDecoder(nn.Module):
+    def __init__(self, vocab_size=64, hidden_size=32, num_heads=4, num_layers=3):
+        super().__init__()
+        self.heads, self.head_dim = num_heads, hidden_size // num_heads
+        self.embed = nn.Embedding(vocab_size, hidden_size)
+        self.qkv = nn.ModuleList(nn.Linear(hidden_size, 3 * hidden_size) for _ in range(num_layers))
+        self.out = nn.ModuleList(nn.Linear(hidden_size, hidden_size) for _ in range(num_layers))
+        self.lm_head = nn.Linear(hidden_size, vocab_size)
+
+    def forward(self, input_ids, past_key_values: List[torch.Tensor]):
+        batch, seq = input_ids.shape[0], input_ids.shape[1]
+        x = self.embed(input_ids)
+        present: List[torch.Tensor] = []
+        for i, (qkv, out) in enumerate(zip(self.qkv, self.out)):
+            qkv_ = qkv(x).view(batch, seq, 3, self.heads, self.head_dim).permute(2, 0, 3, 1, 4)
+            q = qkv_[0]
+            k = torch.cat([past_key_values[2 * i], qkv_[1]], 2)
+            v = torch.cat([past_key_values[2 * i + 1], qkv_[2]], 2)
+            a = nn.functional.scaled_dot_product_attention(q, k, v)
+            x = x + out(a.transpose(1, 2).reshape(batch, seq, self.heads * self.head_dim))
+            present.append(k)
+            present.append(v)
+        return self.lm_head(x), present
+
+
+class Patches(nn.Module):
+    def __init__(self, channels=3, patch=8, hidden_size=16):
+        super().__init__()
+        self.patch = patch
+        self.proj = nn.Linear(channels * patch * patch, hidden_size)
+
+    def forward(self, images):
+        b, c, h, w = images.shape[0], images.shape[1], images.shape[2], images.shape[3]
+        p = self.patch
+        x = images.reshape(b, c, h // p, p, w // p, p).permute(0, 2, 4, 1, 3, 5)
+        return self.proj(x.reshape(b, (h // p) * (w // p), c * p * p))
+
+
 def make(name):
     """The eager model `name`, in eval mode, its weights drawn from a fixed seed."""
     torch.manual_seed(0)
@@ -144,6 +189,10 @@ def make(name):
         model = torchvision.models.detection.fasterrcnn_mobilenet_v3_large_fpn(
             weights=None, weights_backbone=None, num_classes=3, min_size=128, max_size=192,
             rpn_pre_nms_top_n_test=100, rpn_post_nms_top_n_test=50, box_detections_per_img=10)
+    elif name == "flat_decoder":
+        model = FlatDecoder()
+    elif name == "patches":
+        model = Patches()
     elif name == "lstm":
         model = nn.LSTM(input_size=4, hidden_size=8, batch_first=True)
     else:
@@ -166,3 +215,11 @@ def encoder():
 
 def bert():
     return make("bert")
+
+
+def flat_decoder():
+    return make("flat_decoder")
+
+
+def patches():
+    return make("patches")

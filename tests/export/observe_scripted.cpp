@@ -5,7 +5,7 @@
 // with derived_dims). The detector
 // (fasterrcnn) and the LSTM (whose scripted method is forward__0) are only
 // observed, and their calls replayed on the module.
-//   observe_scripted <resnet18|encoder|bert|fasterrcnn|lstm> <module.pt> <output directory>
+//   observe_scripted <resnet18|encoder|bert|flat_decoder|patches|fasterrcnn|lstm> <module.pt> <output directory>
 // With `--package <name>.pt2` (an AOTInductor package yobx-export compiled from those files), it
 // observes the same calls again and checks the package on each, absent inputs filled as
 // check_fills chose: its outputs must be the module's on the call as made.
@@ -66,6 +66,26 @@ void call_bert(auto& forward) {
     }
 }
 
+// A GPT-style decoder on two prompts, each a prefill with an empty cache then 3 decode steps, its
+// KV cache a flat list [key_0, value_0, key_1, value_1, key_2, value_2] fed back from the outputs.
+void call_flat_decoder(auto& forward) {
+    for (const auto& [batch, prompt] : {std::tuple{2, 5}, std::tuple{3, 7}}) {
+        std::vector<at::Tensor> cache(6, torch::zeros({batch, 4, 0, 8}));
+        at::Tensor ids = torch::randint(0, 64, {batch, prompt}, at::kLong);
+        for (int step = 0; step < 4; ++step) {
+            const c10::IValue out = forward({ids, c10::List<at::Tensor>(cache)});
+            cache = out.toTupleRef().elements()[1].toTensorVector();
+            ids = torch::randint(0, 64, {batch, 1}, at::kLong);
+        }
+    }
+}
+
+// A patch embedding on images whose sides are multiples of its 8x8 patches.
+void call_patches(auto& forward) {
+    for (const auto& [batch, height, width] : {std::tuple{2, 16, 24}, std::tuple{3, 32, 16}, std::tuple{2, 24, 40}})
+        forward({torch::randn({batch, 3, height, width})});
+}
+
 // A detector on lists of two images of different sizes.
 void call_detector(auto& forward) {
     for (const auto& [h0, w0, h1, w1] : {std::tuple{96, 128, 112, 96}, std::tuple{128, 128, 96, 160}, std::tuple{160, 112, 128, 128}})
@@ -94,7 +114,7 @@ void write_python(const std::string& path, const std::string& name, const std::s
 
 int main(int argc, char** argv) {
     if (argc != 4 && !(argc == 6 && std::string(argv[4]) == "--package")) {
-        std::cerr << "usage: observe_scripted <resnet18|encoder|bert|fasterrcnn|lstm> <module.pt> <output directory> "
+        std::cerr << "usage: observe_scripted <resnet18|encoder|bert|flat_decoder|patches|fasterrcnn|lstm> <module.pt> <output directory> "
                      "[--package <file.pt2>]\n";
         return 2;
     }
@@ -116,6 +136,8 @@ int main(int argc, char** argv) {
     if (name == "resnet18") call_resnet(forward);
     else if (name == "encoder") call_encoder(forward);
     else if (name == "bert") call_bert(forward);
+    else if (name == "flat_decoder") call_flat_decoder(forward);
+    else if (name == "patches") call_patches(forward);
     else if (name == "fasterrcnn") call_detector(forward);
     else if (name == "lstm") call_lstm(forward);
     else throw std::runtime_error("unknown model " + name);
@@ -174,7 +196,61 @@ int main(int argc, char** argv) {
                 throw std::runtime_error("inputs disagreeing on a dimension were not refused");
             } catch (const yobx::value_error& e) {
                 const std::string m = e.what();
-                if (m.find("has batch_size = 3") == std::string::npos) throw;  // yobx's label of torch's s0
+                if (m.find(" axis 0 is 3, ") == std::string::npos || m.find("requires them equal (batch_size)") == std::string::npos)
+                    throw;  // yobx's label of torch's s0
+                std::cout << m << "\n";
+            }
+        }
+        // The decoder's layer 1 with a key cache of 6 positions and a value cache of 7: torch.export
+        // holds the equality only after the decompositions AOTInductor compiles (the package itself
+        // fails inside its bmm); refused before running, naming both.
+        if (name == "flat_decoder") {
+            const yobx::Value<at::Tensor> made = observer.infer_arguments(1, {.as_args_kwargs = true});
+            yobx::Value<at::Tensor>::List cache = made[0].items()[1].items();
+            const at::Tensor key = cache[2].tensor();
+            cache[3] = yobx::Value<at::Tensor>(torch::randn({key.size(0), key.size(1), key.size(2) + 1, key.size(3)}));
+            const auto broken = yobx::Value<at::Tensor>::tuple(
+                {yobx::Value<at::Tensor>::tuple({made[0].items()[0], yobx::Value<at::Tensor>::list(cache)}), made[1]});
+            try {
+                (void)package(broken);
+                throw std::runtime_error("a layer whose key and value lengths differ was not refused");
+            } catch (const yobx::value_error& e) {
+                const std::string m = e.what();
+                // torch's assertion is Eq(value's symbol, key's): the value named first
+                if (m != "PackageRunner: args[1][3] axis 2 is " + std::to_string(key.size(2) + 1) + ", args[1][2] axis 2 is " +
+                             std::to_string(key.size(2)) + ": '" + std::string(argv[5]) +
+                             "' requires them equal (past_sequence_length): refused before running")
+                    throw;
+                std::cout << m << "\n";
+            }
+            // A batch of 5, never observed (2 and 3 were): the program takes it, as_observed refuses it.
+            const yobx::Value<at::Tensor> wide = yobx::Value<at::Tensor>::tuple(
+                {yobx::Value<at::Tensor>::tuple({yobx::Value<at::Tensor>(torch::randint(0, 64, {5, 1}, at::kLong)),
+                                                 yobx::Value<at::Tensor>::list(yobx::Value<at::Tensor>::List(
+                                                     6, yobx::Value<at::Tensor>(torch::randn({5, 4, 6, 8}))))}),
+                 yobx::Value<at::Tensor>::dict({})});
+            (void)package(wide);
+            const yobx::libtorch::PackageRunner strict(argv[5], observer.info().signature(), {.as_observed = true});
+            try {
+                (void)strict(wide);
+                throw std::runtime_error("a batch never observed was not refused with as_observed");
+            } catch (const yobx::value_error& e) {
+                const std::string m = e.what();
+                if (m.find("args[0] axis 0 is 5, yobx observed ") == std::string::npos || m.find(" in [2, 3]") == std::string::npos)
+                    throw;
+                std::cout << m << "\n";
+            }
+        }
+        // Images of 20x24: the program asserts the sides divisible by 8 (its reshape into patches).
+        if (name == "patches") {
+            try {
+                (void)package(yobx::Value<at::Tensor>::tuple(
+                    {yobx::Value<at::Tensor>::tuple({yobx::Value<at::Tensor>(torch::randn({2, 3, 20, 24}))}),
+                     yobx::Value<at::Tensor>::dict({})}));
+                throw std::runtime_error("an image of 20x24 was not refused");
+            } catch (const yobx::value_error& e) {
+                const std::string m = e.what();
+                if (m.find("args[0] axis 2 is 20") == std::string::npos || m.find(" requires Eq(") == std::string::npos) throw;
                 std::cout << m << "\n";
             }
         }

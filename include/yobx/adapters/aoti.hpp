@@ -25,6 +25,7 @@
 #include <torch/csrc/inductor/aoti_package/model_package_loader.h>
 
 #include <exception>
+#include <iostream>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -41,7 +42,14 @@ public:
     /// runtime_error naming the path. With the model's signature, each call is first bound to the
     /// package's layout (arrange_call): an input the call passed by position and the export by
     /// name, or the other way round, finds its place.
-    explicit PackageRunner(const std::string& path, const Signature& signature = {}) : path_(path) {
+    /// `options` (RunnerOptions): with `.as_observed = true`, a call is also refused when it breaks
+    /// what yobx observed (the dimensions of one label equal, each label within its observed range
+    /// and `.range_slack`). A constraint of the program yobx cannot evaluate is said once, here, on
+    /// std::clog (and listed by inputs().unchecked()).
+    explicit PackageRunner(const std::string& path, const Signature& signature = {}, RunnerOptions options = {})
+        : path_(path), options_(options) {
+        if (options_.range_slack < 0)
+            throw value_error("PackageRunner: range_slack is " + std::to_string(options_.range_slack) + ", expected 0 or more");
         for (const auto& p : signature.parameters())
             if (p.kind != ParamKind::var_positional && p.kind != ParamKind::var_keyword) parameters_.push_back(p.name);
         try {
@@ -73,20 +81,28 @@ public:
             } catch (const value_error& e) {
                 throw runtime_error("PackageRunner: the " + std::string(inputs_key) + " metadata of '" + path + "': " + e.what());
             }
+            for (const auto* c : inputs_.unchecked())
+                std::clog << "PackageRunner: '" << path << "': the program's constraint " << c->text
+                          << " is not checked before running: " << c->reason << "\n";
         }
     }
 
     /// The metadata entry in which a package describes its tensor inputs, as JSON:
-    /// {"inputs": [{"dtype": "int64", "shape": ["s0", "s1 + s11"]}, ...], "ranges": {"s0": [2, null]}},
+    /// {"inputs": [{"dtype": "int64", "shape": ["s0", "s1 + s11"]}, ...], "ranges": {"s0": [2, null]},
+    ///  "constraints": ["Eq(Mod(s1, 8), 0)"], "labels": {"s0": "batch"}, "observed": {"batch": {"min": 2, "max": 4, "tied": true}}},
     /// a dynamic dimension by its symbol or expression, the exported program's range constraints
-    /// (ProgramInputs). A package compiled with it (yobx-export writes it through inductor_configs'
-    /// aot_inductor.metadata) has each call checked before it runs: AOTInductor itself runs an
-    /// input of another rank and returns garbage.
+    /// and runtime assertions, yobx's labels and what the observed calls said of them
+    /// (ProgramInputs). A package compiled with it (yobx-export writes it through
+    /// inductor_configs' aot_inductor.metadata) has each call checked before it runs: AOTInductor
+    /// itself runs an input of another rank and returns garbage, and fails inside its compiled
+    /// code on sizes the program's assertions forbid.
     static constexpr std::string_view inputs_key = "yobx.inputs";
 
     /// The package's input spec (the exported program's in_spec), and its output spec.
     const TreeSpec& in_spec() const noexcept { return in_spec_; }
     const TreeSpec& out_spec() const noexcept { return out_spec_; }
+    /// What a call is checked against (the yobx.inputs metadata; empty without it).
+    const ProgramInputs& inputs() const noexcept { return inputs_; }
 
     /// Runs the package on `call`, the tuple (args, kwargs): a missing or extra input is a
     /// value_error naming it (flatten_call); the outputs come back in the model's structure.
@@ -95,7 +111,7 @@ public:
         std::vector<at::Tensor> flat =
             flatten_call(parameters_.empty() ? call : arrange_call(call, in_spec_, parameters_), in_spec_, &paths);
         try {
-            inputs_.check(flat, paths, "'" + path_ + "'");
+            inputs_.check(flat, paths, "'" + path_ + "'", options_);
         } catch (const value_error& e) {
             throw value_error(std::string("PackageRunner: ") + e.what());
         }
@@ -120,6 +136,7 @@ public:
 
 private:
     std::string path_;
+    RunnerOptions options_;
     ProgramInputs inputs_;
     std::vector<std::string> parameters_;
     std::shared_ptr<torch::inductor::AOTIModelPackageLoader> loader_;
