@@ -8,7 +8,6 @@
 
 #include <torch/script.h>
 
-#include <fstream>
 #include <iostream>
 #include <string>
 
@@ -39,6 +38,5 @@ int main(int argc, char** argv) {
     std::cout << "export arguments: " << args << "\n";
     std::cout << "dynamic_shapes = " << dynamic_shapes.to_python() << "\n";
     yobx::libtorch::save_value(args, dir + "/encoder_export_args.pt");
-    std::ofstream(dir + "/encoder_dynamic_shapes.py") << "import torch\n\ndynamic_shapes = " << dynamic_shapes.to_python()
-                                                      << "\n";
+    yobx::libtorch::save_python(dir + "/encoder_dynamic_shapes.py", dynamic_shapes.to_python(), "The encoder's dynamic shapes.");
 }

@@ -8,7 +8,6 @@
 
 #include <yobx/adapters/libtorch.hpp>
 
-#include <fstream>
 #include <iostream>
 #include <string>
 
@@ -47,16 +46,13 @@ int main(int argc, char** argv) {
     for (std::size_t i = 0; i < observer.num_obs(); ++i) calls.push_back(observer.infer_arguments(i));
     yobx::libtorch::save_value(kwargs, dir + "/tiny_llm_export_args.pt");
     yobx::libtorch::save_value(yobx::Value<at::Tensor>::list(std::move(calls)), dir + "/tiny_llm_calls.pt");
-    const auto write_python = [&](const std::string& name, const std::string& code) {
-        std::ofstream py(dir + "/" + name);
-        py << "# The dynamic shapes of TinyLLM.forward, inferred by yobx from " << observer.num_obs()
-           << " observed calls.\nimport torch\n\n" << code << "\n";
-        if (!py) throw yobx::runtime_error("cannot write " + dir + "/" + name);
-    };
-    write_python("tiny_llm_dynamic_shapes.py", "dynamic_shapes = " + dynamic_shapes.to_python());
+    const std::string comment = "The dynamic shapes of TinyLLM.forward, inferred by yobx from " +
+                                std::to_string(observer.num_obs()) + " observed calls.";
+    yobx::libtorch::save_python(dir + "/tiny_llm_dynamic_shapes.py", dynamic_shapes.to_python(), comment);
     // The same with derived_dims: one name per label, the relation found as a comment.
-    write_python("tiny_llm_derived_shapes.py",
-                 observer.infer_dynamic_shapes({.set_batch_dimension_for = true, .derived_dims = true}).to_python());
+    yobx::libtorch::save_python(dir + "/tiny_llm_derived_shapes.py",
+                                observer.infer_dynamic_shapes({.set_batch_dimension_for = true, .derived_dims = true}).to_python(),
+                                comment);
     std::cout << "saved tiny_llm_export_args.pt, tiny_llm_calls.pt (torch.load), tiny_llm_dynamic_shapes.py and "
                  "tiny_llm_derived_shapes.py\n";
     // The files yobx-export reads (export_args.pt, dynamic_shapes.py, calls.pt, made.pt), in tiny_llm/:

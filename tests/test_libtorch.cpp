@@ -9,7 +9,12 @@
 #include <doctest/doctest.h>
 #include <torch/csrc/jit/frontend/function_schema_parser.h>
 
+#include <unistd.h>
+
 #include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
@@ -561,4 +566,23 @@ TEST_CASE("the demo's model observed through wrap while it generates: exact argu
           "'position_ids': Tensor(shape=[3, 7], dtype=int64), 'past_key_values': DynamicCache(key_cache=["
           "Tensor(shape=[3, 4, 0, 8], dtype=float32), Tensor(shape=[3, 4, 0, 8], dtype=float32)], value_cache=["
           "Tensor(shape=[3, 4, 0, 8], dtype=float32), Tensor(shape=[3, 4, 0, 8], dtype=float32)])}");
+}
+
+TEST_CASE("save_python writes a literal as a Python file defining it; a file it cannot write is named") {
+    const std::string dir = std::filesystem::temp_directory_path() / ("yobx_save_python_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    const auto read = [](const std::string& path) {
+        std::ifstream f(path);
+        return std::string(std::istreambuf_iterator<char>(f), {});
+    };
+    yobx::libtorch::save_python(dir + "/a.py", "{'x': {0: torch.export.Dim.DYNAMIC}}", "The shapes.");
+    CHECK(read(dir + "/a.py") == "# The shapes.\nimport torch\n\ndynamic_shapes = {'x': {0: torch.export.Dim.DYNAMIC}}\n");
+    // Code that already defines it (derived_dims), and another name without torch.
+    yobx::libtorch::save_python(dir + "/b.py", "batch = torch.export.Dim('batch')\ndynamic_shapes = {'x': {0: batch}}", "Derived.");
+    CHECK(read(dir + "/b.py") == "# Derived.\nimport torch\n\nbatch = torch.export.Dim('batch')\ndynamic_shapes = {'x': {0: batch}}\n");
+    yobx::libtorch::save_python(dir + "/c.py", "{'x': {0: 'batch'}}", "Labels.", "dynamic_axes");
+    CHECK(read(dir + "/c.py") == "# Labels.\ndynamic_axes = {'x': {0: 'batch'}}\n");
+    std::filesystem::remove_all(dir);
+    CHECK(error_of<yobx::runtime_error>([&] { yobx::libtorch::save_python(dir + "/no/such/dir.py", "{}", "x"); }) ==
+          "save_python: cannot write '" + dir + "/no/such/dir.py'");
 }

@@ -18,7 +18,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <fstream>
 #include <iostream>
 #include <stdexcept>
 #include <string>
@@ -99,15 +98,6 @@ void call_lstm(auto& forward) {
         if (state) forward({x, c10::ivalue::Tuple::create(torch::randn({1, batch, 8}), torch::randn({1, batch, 8}))});
         else forward({x});
     }
-}
-
-// The Python file check_export.py runs: `literal` is to_python()'s output, an expression, or code
-// ending in `dynamic_shapes = ...` (derived_dims).
-void write_python(const std::string& path, const std::string& name, const std::string& literal) {
-    std::ofstream py(path);
-    py << "# The dynamic shapes of " << name << ", inferred by yobx.\nimport torch\n\n"
-       << (literal.find("dynamic_shapes = ") == std::string::npos ? "dynamic_shapes = " : "") << literal << "\n";
-    if (!py) throw std::runtime_error("cannot write " + path);
 }
 
 }  // namespace
@@ -272,9 +262,10 @@ int main(int argc, char** argv) {
     const yobx::Value<at::Tensor> export_args = observer.infer_export_arguments();
     // <dir>/<name>/: export_args.pt, dynamic_shapes.py, calls.pt, made.pt, what yobx-export reads
     yobx::libtorch::save_observations(observer, dir + "/" + name);
-    write_python(dir + "/" + name + "_derived_shapes.py", name, derived.to_python());
+    // the files check_export.py runs: to_python() with derived_dims, code ending in `dynamic_shapes = ...`
+    yobx::libtorch::save_python(dir + "/" + name + "_derived_shapes.py", derived.to_python(), "The dynamic shapes of " + name + ", inferred by yobx.");
     // the labels as strings, for an ONNX export's dynamic axes (tests/onnx/check_models.py)
-    write_python(dir + "/" + name + "_dynamic_axes.py", name, ds.to_python_strings());
+    yobx::libtorch::save_python(dir + "/" + name + "_dynamic_axes.py", ds.to_python_strings(), "The dynamic axes of " + name + ", inferred by yobx.");
     std::cout << name << ": " << observer.num_obs() << " calls observed\nexport arguments: " << export_args
               << "\ndynamic_shapes = " << ds.to_python() << "\n";
 }

@@ -442,6 +442,21 @@ struct SaveObservationsOptions {
     DynamicShapesOptions dynamic_shapes{.dim_names = true};
 };
 
+/// Writes a Python file defining `name` as `literal`, what torch.export's user runs or yobx-export
+/// execs: `# <comment>`, `import torch` when the literal needs it, then `<name> = <literal>`; a
+/// literal that is already code ending in `<name> = ...` (to_python with derived_dims) is
+/// written as it is. A file that cannot be written is a runtime_error naming it.
+///   save_python(dir + "/dynamic_shapes.py", shapes.to_python(), "The dynamic shapes of my model.");
+///   save_python(dir + "/dynamic_axes.py", shapes.to_python_strings(), "yobx's labels.", "dynamic_axes");
+inline void save_python(const std::string& path, const std::string& literal, const std::string& comment,
+                        const std::string& name = "dynamic_shapes") {
+    std::ofstream py(path);
+    py << "# " << comment << "\n";
+    if (literal.find("torch.") != std::string::npos) py << "import torch\n\n";
+    py << (literal.find(name + " = ") == std::string::npos ? name + " = " : "") << literal << "\n";
+    if (!py) throw runtime_error("save_python: cannot write '" + path + "'");
+}
+
 /// Writes the files `yobx-export` (tools/yobx_export.py) reads, into `dir` (created):
 ///   export_args.pt      infer_export_arguments(): the arguments to export with (save_value);
 ///   dynamic_shapes.py   `dynamic_shapes = ` and infer_dynamic_shapes().to_python(), as printed;
@@ -470,13 +485,10 @@ inline void save_observations(InputObserver<at::Tensor>& observer, const std::st
     }
     save_value(TValue::list(std::move(calls)), dir + "/calls.pt");
     save_value(TValue::list(std::move(made)), dir + "/made.pt");
-    std::ofstream py(dir + "/dynamic_shapes.py");
-    py << "# The dynamic shapes inferred by yobx from " << observer.num_obs() << " observed calls.\nimport torch\n\n"
-       << (literal.find("dynamic_shapes = ") == std::string::npos ? "dynamic_shapes = " : "") << literal << "\n";
-    if (!py) throw runtime_error("save_observations: cannot write '" + dir + "/dynamic_shapes.py'");
-    std::ofstream axes(dir + "/dynamic_axes.py");
-    axes << "# yobx's labels of the dynamic dimensions, by input and axis.\ndynamic_axes = " << shapes.to_python_strings() << "\n";
-    if (!axes) throw runtime_error("save_observations: cannot write '" + dir + "/dynamic_axes.py'");
+    save_python(dir + "/dynamic_shapes.py", literal,
+                "The dynamic shapes inferred by yobx from " + std::to_string(observer.num_obs()) + " observed calls.");
+    save_python(dir + "/dynamic_axes.py", shapes.to_python_strings(), "yobx's labels of the dynamic dimensions, by input and axis.",
+                "dynamic_axes");
 }
 
 /// The C++ counterpart of transformers' DynamicCache: per layer, a key and a
