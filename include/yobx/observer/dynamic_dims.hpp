@@ -45,53 +45,75 @@ inline constexpr KnownInput known_inputs[] = {
     {"pixel_values", {{0, "batch_size"}, {}}, 1},
 };
 
-// The path of the `index`-th tensor of v, its levels joined by '_' (a dict key made an identifier,
-// a list or tuple position), when a dict key is on it; nothing otherwise.
+// One level of the path from a value to one of its tensors: a list or tuple position, a dict
+// key, or a registered node's child (its position, and its key when the node has keys).
+struct PathLevel {
+    enum class Kind { position, key, child } kind;
+    std::size_t position = 0;
+    std::string key;
+};
+
+// The path of every tensor of v, in flat order: the one walk that names a Value's tensors
+// (keyed_entry, InputObserverInfo::flat_names).
 template <class T>
-std::optional<std::string> keyed_entry(const Value<T>& v, std::size_t index) {
+std::vector<std::vector<PathLevel>> tensor_paths(const Value<T>& v) {
     using V = Value<T>;
-    std::size_t seen = 0;
-    bool keyed = false;
-    std::vector<std::string> path;
-    const auto walk = [&](const auto& self, const V& x) -> bool {  // true when the tensor is found
+    std::vector<std::vector<PathLevel>> out;
+    std::vector<PathLevel> path;
+    const auto walk = [&](const auto& self, const V& x) -> void {
         switch (x.kind()) {
-            case V::Kind::tensor: return seen++ == index;
+            case V::Kind::tensor: out.push_back(path); return;
             case V::Kind::list:
             case V::Kind::tuple:
                 for (std::size_t i = 0; i < x.items().size(); ++i) {
-                    path.push_back(std::to_string(i));
-                    if (self(self, x.items()[i])) return true;
+                    path.push_back({PathLevel::Kind::position, i, {}});
+                    self(self, x.items()[i]);
                     path.pop_back();
                 }
-                return false;
-            case V::Kind::dict:
+                return;
+            case V::Kind::dict: {
+                std::size_t i = 0;
                 for (const auto& [k, item] : x.dict()) {
-                    std::string id = k;
-                    for (char& ch : id)
-                        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-                    path.push_back(std::move(id));
-                    if (self(self, item)) {
-                        keyed = true;
-                        return true;
-                    }
+                    path.push_back({PathLevel::Kind::key, i++, k});
+                    self(self, item);
                     path.pop_back();
                 }
-                return false;
-            case V::Kind::custom:
-                for (std::size_t i = 0; i < x.custom().children.size(); ++i) {
-                    path.push_back(std::to_string(i));
-                    if (self(self, x.custom().children[i])) return true;
+                return;
+            }
+            case V::Kind::custom: {
+                const auto& c = x.custom();
+                for (std::size_t i = 0; i < c.children.size(); ++i) {
+                    path.push_back({PathLevel::Kind::child, i, c.keys.empty() ? std::string() : c.keys[i]});
+                    self(self, c.children[i]);
                     path.pop_back();
                 }
-                return false;
-            default: return false;
+                return;
+            }
+            default: return;
         }
     };
-    if (!walk(walk, v) || !keyed) return std::nullopt;
+    walk(walk, v);
+    return out;
+}
+
+// The path of the `index`-th tensor of v, its levels joined by '_' (a dict key made an identifier,
+// a list or tuple position, a registered node's child position), when a dict key is on it;
+// nothing otherwise.
+template <class T>
+std::optional<std::string> keyed_entry(const Value<T>& v, std::size_t index) {
+    const auto paths = tensor_paths(v);
+    if (index >= paths.size()) return std::nullopt;
+    const auto& path = paths[index];
+    if (std::none_of(path.begin(), path.end(), [](const PathLevel& l) { return l.kind == PathLevel::Kind::key; }))
+        return std::nullopt;
     std::string out;
-    for (const auto& p : path) {
+    for (const auto& level : path) {
         if (!out.empty()) out += '_';
-        out += p;
+        if (level.kind != PathLevel::Kind::key) {
+            out += std::to_string(level.position);
+            continue;
+        }
+        for (char ch : level.key) out += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
     }
     return out;
 }

@@ -132,23 +132,12 @@ ExportSpec InputObserverInfo<T>::infer_export_spec(const DynamicShapesOptions& o
 template <class T>
 std::vector<std::string> InputObserverInfo<T>::flat_names() const {
     std::vector<std::string> out;
-    const auto walk = [&](const auto& self, const V& v, const std::string& prefix) -> void {
-        switch (v.kind()) {
-            case V::Kind::tensor: out.push_back(prefix); return;
-            case V::Kind::list:
-            case V::Kind::tuple:
-                for (std::size_t i = 0; i < v.items().size(); ++i) self(self, v.items()[i], prefix + "." + std::to_string(i));
-                return;
-            case V::Kind::dict:
-                for (const auto& [k, x] : v.dict()) self(self, x, prefix + "." + k);
-                return;
-            case V::Kind::custom: {
-                const auto& c = v.custom();
-                for (std::size_t i = 0; i < c.children.size(); ++i)
-                    self(self, c.children[i], prefix + "." + (c.keys.empty() ? std::to_string(i) : c.keys[i]));
-                return;
-            }
-            default: return;
+    const auto add = [&](const V& v, const std::string& name) {
+        for (const auto& path : detail::tensor_paths(v)) {
+            std::string n = name;
+            for (const auto& level : path)
+                n += "." + (level.kind == detail::PathLevel::Kind::key || !level.key.empty() ? level.key : std::to_string(level.position));
+            out.push_back(std::move(n));
         }
     };
     const InputCandidate<T>& best = inputs_[best_];
@@ -157,9 +146,9 @@ std::vector<std::string> InputObserverInfo<T>::flat_names() const {
         const std::string name = i < sig_.num_positional() || !var
                                      ? (i < sig_.size() ? sig_[i].name : "arg" + std::to_string(i))
                                      : var->first + "_" + std::to_string(i - sig_.num_positional());
-        walk(walk, best.args()[i], name);
+        add(best.args()[i], name);
     }
-    for (const auto& [k, v] : best.kwargs()) walk(walk, v, k);
+    for (const auto& [k, v] : best.kwargs()) add(v, k);
     return out;
 }
 
