@@ -269,8 +269,10 @@ auto InputObserverInfo<T>::build_arguments(std::vector<std::optional<T>> aligned
                                            const std::vector<std::string>& filled, const ArgumentsOptions& options) -> V {
     // The ties (labels and relations) are computed only when a tensor is absent.
     if (std::any_of(aligned.begin(), aligned.end(), [](const auto& t) { return !t.has_value(); }) ||
-        std::any_of(filled.begin(), filled.end(), [&](const auto& k) { return replaces_value(k); }))
-        fill_absent(aligned, tie_labels(), filled);
+        std::any_of(filled.begin(), filled.end(), [&](const auto& k) { return replaces_value(k); })) {
+        if (ties_cache_) fill_absent(aligned, *ties_cache_, filled);
+        else fill_absent(aligned, tie_labels(), filled);
+    }
     return pack_arguments(std::move(aligned), options);
 }
 

@@ -70,6 +70,15 @@ std::vector<AbsentInput> InputObserverInfo<T>::check_fills(Runner&& runner, doub
             absent[key].push_back(c);
             calls.insert(c);
         }
+    if (calls.empty()) return absent_inputs();
+    // The ties of the recorded calls, once for every filled call built below (each candidate fill of
+    // each input); given back on any exit.
+    const Ties ties = tie_labels();
+    ties_cache_ = &ties;
+    struct Uncache {
+        const Ties*& slot;
+        ~Uncache() { slot = nullptr; }
+    } uncache{ties_cache_};
     const auto run = [&](const V& arguments) { return tree_leaves<T>(runner(detail::clone_collect<T>(arguments, nullptr))); };
     // The outputs of each call as made (or why the model cannot run it).
     std::map<std::size_t, std::vector<T>> expected;

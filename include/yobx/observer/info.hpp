@@ -347,6 +347,9 @@ private:
     std::vector<std::size_t> flat_slot_;  // the slot of each flat tensor
     std::vector<std::vector<std::optional<std::vector<std::int64_t>>>> shapes_;  // [flat][call]
     std::map<std::string, std::size_t> captured_;
+    // While check_fills runs: the ties of the recorded calls, which no fill changes, computed once
+    // for all the filled calls it builds (build_arguments).
+    const Ties* ties_cache_ = nullptr;
 };
 
 }  // namespace yobx
