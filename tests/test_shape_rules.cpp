@@ -94,6 +94,17 @@ TEST_CASE("broadcast of two unrelated symbols follows the policy") {
         // unrelated: a fresh symbol, as before
         CHECK(str(shape::broadcast(env, {{n}, {e}}, BroadcastPolicy::new_symbol)) == "[s0]");
     }
+    SUBCASE("dominating_side: the one rule of a side every valid graph broadcasts to (the ONNX layer's fallback uses it)") {
+        ShapeEnv env;
+        const SymInt n = env.create_symbol("n", 7, ValueRange::at_least(1)), e = env.create_symbol("e", 4, ValueRange::at_least(1));
+        const SymInt z = env.create_symbol("z", 3, ValueRange::at_least(0));
+        CHECK(shape::dominating_side(env, sym_min(SymInt(64), n), n)->to_string() == "n");
+        CHECK(shape::dominating_side(env, n, sym_min(SymInt(64), n))->to_string() == "n");
+        CHECK_FALSE(shape::dominating_side(env, n, e));                   // unrelated
+        CHECK_FALSE(shape::dominating_side(env, z, sym_min(SymInt(64), z)));  // z may be 0
+        // an undefined question (a division by z, which may be 0): not known, no exception
+        CHECK_FALSE(shape::dominating_side(env, parse_sym("n//z"), n));
+    }
     SUBCASE("new_symbol: a side that may be 0 keeps the fresh symbol (0 with 1 broadcasts to 0, not Max)") {
         ShapeEnv env;
         const SymInt n = env.create_symbol("n", 7);

@@ -188,6 +188,27 @@ SymInt product(const Shape& s) {
 
 }  // namespace detail
 
+/// The side a broadcast of `a` and `b` must give in every valid graph, when the ShapeEnv proves
+/// both at least 1 and Max(a, b) one of them (they are equal, or one is 1): `n` with `Min(64, n)`
+/// (a position table sliced to the sequence) is `n`. Nothing otherwise, also when a question is
+/// undefined (a division by a size that may be 0). broadcast_dim's new_symbol and merge policies
+/// and the ONNX layer's fallback for a broadcast the ShapeEnv could not decide use it.
+template <class = void>
+std::optional<SymInt> dominating_side(ShapeEnv& env, const SymInt& a, const SymInt& b) {
+    const auto known = [&](const SymBool& c) {
+        try {
+            return env.statically_known_true(c);
+        } catch (const error&) {
+            return false;
+        }
+    };
+    if (!known(a >= 1) || !known(b >= 1)) return std::nullopt;
+    const SymInt m = sym_max(a, b);
+    if (known(m == a)) return a;
+    if (known(m == b)) return b;
+    return std::nullopt;
+}
+
 /// The broadcast of two dimensions, or nullopt when they cannot broadcast
 /// (provably, or for a strict policy, by the ShapeEnv's answers).
 ///   broadcast_dim(env, a, 1, policy)  is a
@@ -253,14 +274,8 @@ std::optional<SymInt> broadcast_dim(ShapeEnv& env, const SymInt& a0, const SymIn
                     return false;
                 }
             };
-            // Both sides at least 1: a valid graph broadcasts them to Max(a, b) (equal, or one
-            // is 1). When the lattice proves that Max one of them, that side is exact:
-            // Max(n, Min(64, n)) is n (a position table sliced to the sequence, added to it).
-            if (env.statically_known_true(a >= 1) && env.statically_known_true(b >= 1)) {
-                const SymInt m = sym_max(a, b);
-                if (env.statically_known_true(m == a)) return merged() ? env.simplify(a) : a;
-                if (env.statically_known_true(m == b)) return merged() ? env.simplify(b) : b;
-            }
+            // Both sides at least 1 and Max(a, b) provably one of them: that side is exact.
+            if (const auto side = dominating_side(env, a, b)) return merged() ? env.simplify(*side) : *side;
             if (merged()) return env.simplify(a);
             // The fresh symbol gets the hints' broadcast as its hint, when there is one.
             std::optional<std::int64_t> hint;

@@ -28,26 +28,42 @@ auto guarded(NodeContext& ctx, F f, G fallback) -> decltype(f()) {
     }
 }
 
-/// One dimension of a broadcast the ShapeEnv could not decide. When both sides are at
-/// least 1, every valid graph broadcasts them to Max(a, b) (they are equal, or one is 1):
-/// if the lattice proves that Max to be one of them (`Max(n, Min(64, n))` is `n`, a
-/// position table sliced to a sequence), that side is exact. Otherwise a fresh symbol,
+/// One dimension of a broadcast the ShapeEnv could not decide: the side every valid graph gives
+/// (shape::dominating_side: both at least 1, Max(a, b) provably one of them), or a fresh symbol,
 /// ONNX's rule for two symbols it cannot relate.
 inline SymInt undecided_broadcast(NodeContext& ctx, const SymInt& a, const SymInt& b, const char* why) {
-    ShapeEnv& env = ctx.env();
-    const auto known = [&](const SymBool& c) {
-        try {
-            return env.statically_known_true(c);
-        } catch (const error&) {
-            return false;  // an undefined question (a division by a size that may be 0): not known
-        }
-    };
-    if (known(a >= 1) && known(b >= 1)) {
-        const SymInt m = sym_max(a, b);
-        if (known(m == a)) return a;
-        if (known(m == b)) return b;
-    }
+    if (const auto side = shape::dominating_side(ctx.env(), a, b)) return *side;
     return ctx.fresh(why);
+}
+
+/// The broadcast of shapes axis by axis, each dimension decided on its own: only those the
+/// ShapeEnv cannot decide are fresh symbols, `why` in the report (broadcast_shapes' fallback and
+/// MatMul's batch axes).
+inline Shape broadcast_each_axis(NodeContext& ctx, const std::vector<Shape>& shapes, const char* why) {
+    std::size_t r = 0;
+    for (const auto& s : shapes) r = std::max(r, s.size());
+    Shape out;
+    for (std::size_t i = 0; i < r; ++i) {
+        std::optional<SymInt> d;
+        for (const auto& s : shapes) {
+            if (i + s.size() < r) continue;  // this input has no such axis
+            const SymInt& e = s[i + s.size() - r];
+            if (!d) {
+                d = e;
+                continue;
+            }
+            const SymInt prev = *d;
+            d = guarded(
+                ctx,
+                [&] {
+                    const auto one = shape::broadcast_dim(ctx.env(), prev, e, ctx.policy());
+                    return one ? *one : ctx.fresh(why);
+                },
+                [&] { return undecided_broadcast(ctx, prev, e, why); });
+        }
+        out.push_back(*d);
+    }
+    return out;
 }
 
 /// The broadcast of shapes, dimension by dimension when the whole cannot be decided: only
@@ -56,32 +72,7 @@ inline SymInt undecided_broadcast(NodeContext& ctx, const SymInt& a, const SymIn
 inline Shape broadcast_shapes(NodeContext& ctx, const std::vector<Shape>& shapes) {
     if (shapes.empty()) ctx.fail("no input");
     const auto run = [&] { return shape::broadcast(ctx.env(), shapes, ctx.policy(), ctx.op_type()); };
-    return guarded(ctx, run, [&] {
-        std::size_t r = 0;
-        for (const auto& s : shapes) r = std::max(r, s.size());
-        Shape out;
-        for (std::size_t i = 0; i < r; ++i) {
-            std::optional<SymInt> d;
-            for (const auto& s : shapes) {
-                if (i + s.size() < r) continue;  // this input has no such axis
-                const SymInt& e = s[i + s.size() - r];
-                if (!d) {
-                    d = e;
-                    continue;
-                }
-                const SymInt prev = *d;
-                d = guarded(
-                    ctx,
-                    [&] {
-                        const auto one = shape::broadcast_dim(ctx.env(), prev, e, ctx.policy());
-                        return one ? *one : ctx.fresh("broadcast the ShapeEnv could not decide");
-                    },
-                    [&] { return undecided_broadcast(ctx, prev, e, "broadcast the ShapeEnv could not decide"); });
-            }
-            out.push_back(*d);
-        }
-        return out;
-    });
+    return guarded(ctx, run, [&] { return broadcast_each_axis(ctx, shapes, "broadcast the ShapeEnv could not decide"); });
 }
 
 /// The multidirectional broadcast of the given inputs' shapes (ONNX's Add, Where, Max...).

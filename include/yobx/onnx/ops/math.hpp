@@ -17,27 +17,9 @@ inline void matmul_at(NodeContext& ctx, std::size_t a, std::size_t b, int out_ty
     Shape out = guarded(
         ctx, [&] { return shape::matmul(ctx.env(), x, y, ctx.policy()); },
         [&] {
-            Shape o;
-            const std::size_t r = std::max(x.size(), y.size());
             // the batch axes one by one: only those the ShapeEnv cannot decide are fresh
             const auto batch = [&](const Shape& s) { return s.size() > 2 ? Shape(s.begin(), s.end() - 2) : Shape{}; };
-            for (std::size_t i = 0; i + 2 < r; ++i) {
-                const Shape bx = batch(x), by = batch(y);
-                const std::size_t n = r - 2;
-                const SymInt* dx = i + bx.size() >= n ? &bx[i + bx.size() - n] : nullptr;
-                const SymInt* dy = i + by.size() >= n ? &by[i + by.size() - n] : nullptr;
-                if (!dx || !dy) {
-                    o.push_back(dx ? *dx : *dy);
-                    continue;
-                }
-                o.push_back(guarded(
-                    ctx,
-                    [&] {
-                        const auto one = shape::broadcast_dim(ctx.env(), *dx, *dy, ctx.policy());
-                        return one ? *one : ctx.fresh("MatMul batch broadcast the ShapeEnv could not decide");
-                    },
-                    [&] { return undecided_broadcast(ctx, *dx, *dy, "MatMul batch broadcast the ShapeEnv could not decide"); }));
-            }
+            Shape o = broadcast_each_axis(ctx, {batch(x), batch(y)}, "MatMul batch broadcast the ShapeEnv could not decide");
             if (x.size() > 1) o.push_back(x[x.size() - 2]);
             if (y.size() > 1) o.push_back(y.back());
             return o;
