@@ -354,3 +354,26 @@ TEST_CASE("ProgramInputs with as_observed: a label's dimensions equal and its si
     CHECK(refused(call(2, 5, 6, 6), {.as_observed = true, .range_slack = -1}) ==
           "RunnerOptions: range_slack is -1, expected 0 or more");
 }
+
+TEST_CASE("ProgramInputs: the strides the program was compiled for, evaluated at a call's sizes") {
+    using T = yobx::DenseTensor;
+    // images exported channels last: [s0, 3, s1, s2] with strides [3*s1*s2, 1, 3*s2, 3]
+    const auto inputs = yobx::ProgramInputs::from_json(R"J({"inputs": [
+        {"dtype": "float32", "shape": ["s0", 3, "s1", "s2"], "strides": ["3*s1*s2", 1, "3*s2", 3]},
+        {"dtype": "int64", "shape": ["s0"]}]})J");
+    const auto sizes = inputs.check(std::vector<T>{T::zeros({2, 3, 4, 5}, yobx::DType::float32), T::zeros({2}, yobx::DType::int64)},
+                                    {"x", "y"}, "'p.pt2'");
+    CHECK(sizes == yobx::SymbolValues{{"s0", 2}, {"s1", 4}, {"s2", 5}});
+    CHECK(inputs.strides_of(0, sizes) == std::vector<std::int64_t>{60, 1, 15, 3});
+    CHECK_FALSE(inputs.strides_of(1, sizes));    // none given: contiguous
+    CHECK_FALSE(inputs.strides_of(0, {}));       // a symbol without a value
+    CHECK_FALSE(inputs.strides_of(7, sizes));    // no such input
+
+    const auto bad = [](const std::string& json) { return error_of<yobx::value_error>([&] { (void)yobx::ProgramInputs::from_json(json); }); };
+    CHECK(bad(R"J([{"dtype": "int64", "shape": ["s0", 2], "strides": [2]}])J") ==
+          "ProgramInputs: input 0: \"strides\" must be a list of one stride per dimension");
+    CHECK(bad(R"J([{"dtype": "int64", "shape": ["s0"], "strides": [null]}])J") ==
+          "ProgramInputs: input 0: a stride is a non-negative integer or an expression, got null");
+    CHECK(bad(R"J([{"dtype": "int64", "shape": ["s0"], "strides": ["2*"]}])J").rfind(
+              "ProgramInputs: input 0: the stride '2*' is not an expression yobx reads: ", 0) == 0);
+}

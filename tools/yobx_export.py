@@ -228,20 +228,25 @@ def runtime_asserts(program):
     return found
 
 
-def tensor_inputs(program):
-    """What yobx::libtorch::PackageRunner checks a call against (ProgramInputs): each tensor
-    input of the program, in the order of the flat call, its dtype and shape (a dynamic
-    dimension as the program's symbol or expression: s0, s1 + s11), the program's range
-    constraints ([min, max], None for no maximum) and the conditions it asserts over its input
-    symbols (`Eq(Mod(s1, 8), 0)`, `Ne(s0, s2)`, `s1 <= s3`).
+def dims_text(dims):
+    return [d if isinstance(d, int) else str(d) for d in dims]
 
-    Read from the program AOTInductor compiles, the program after its decompositions: an
-    equality a decomposition finds (scaled_dot_product_attention's between a layer's key and
-    value lengths) is a replacement there (both shapes carry s3), absent before; an assertion
-    of the program as exported, over a symbol replaced since, is rewritten in the replacement."""
+
+def tensor_inputs(program, decomposed):
+    """What yobx::libtorch::PackageRunner checks a call against (ProgramInputs): each tensor
+    input of the program, in the order of the flat call, its dtype, shape (a dynamic dimension
+    as the program's symbol or expression: s0, s1 + s11) and strides (those of the export
+    argument: channels last, for one), the program's range constraints ([min, max], None for
+    no maximum) and the conditions it asserts over its input symbols (`Eq(Mod(s1, 8), 0)`,
+    `Ne(s0, s2)`, `s1 <= s3`).
+
+    Read from the program AOTInductor compiles, `decomposed`, the program after its
+    decompositions: an equality a decomposition finds (scaled_dot_product_attention's between
+    a layer's key and value lengths) is a replacement there (both shapes carry s3), absent
+    before; an assertion of the program as exported, over a symbol replaced since, is
+    rewritten in the replacement."""
     import torch
     import sympy
-    decomposed = program.run_decompositions()
     before, after = placeholder_values(program), placeholder_values(decomposed)
     replaced, symbols = {}, set()
     for b, a in zip(before, after):
@@ -252,8 +257,7 @@ def tensor_inputs(program):
                 symbols |= y.node.expr.free_symbols
             if isinstance(x, torch.SymInt) and isinstance(x.node.expr, sympy.Symbol) and str(x) != str(y):
                 replaced[x.node.expr] = y.node.expr if isinstance(y, torch.SymInt) else sympy.Integer(y)
-    inputs = [{"dtype": str(v.dtype).removeprefix("torch."),
-               "shape": [d if isinstance(d, int) else str(d) for d in v.shape]}
+    inputs = [{"dtype": str(v.dtype).removeprefix("torch."), "shape": dims_text(v.shape), "strides": dims_text(v.stride())}
               for v in after if isinstance(v, torch.Tensor)]
 
     def bound(v):  # int_oo, oo: unbounded
@@ -271,23 +275,43 @@ def tensor_inputs(program):
     return {"inputs": inputs, "ranges": ranges, "constraints": constraints}
 
 
+def flat_call(program, call):
+    """The call's tensors in the order of the program's tensor inputs, and a function giving
+    the call back with others in their place; (None, None) when the call does not flatten to
+    the program's inputs."""
+    import torch
+    import torch.utils._pytree as pytree
+    spec = program.call_spec.in_spec
+    values = [v for v in placeholder_values(program) if isinstance(v, torch.Tensor)]
+    args, kwargs = split(call)
+    if spec is not None and spec.num_children == 2 and spec.children_specs[1].type is dict:
+        keys = spec.children_specs[1].context
+        kwargs = {k: kwargs[k] for k in keys if k in kwargs} | {k: v for k, v in kwargs.items() if k not in keys}
+    leaves, tree = pytree.tree_flatten((args, kwargs))
+    where = [i for i, x in enumerate(leaves) if isinstance(x, torch.Tensor)]
+    if len(where) != len(values) or any(leaves[i].dim() != v.dim() for i, v in zip(where, values)):
+        return None, None
+
+    def rebuild(tensors):
+        new = list(leaves)
+        for i, t in zip(where, tensors):
+            new[i] = t
+        a, k = pytree.tree_unflatten(new, tree)
+        return k if isinstance(call, dict) else tuple(a)
+    return [leaves[i] for i in where], rebuild
+
+
 def observed_ranges(program, calls, labels):
     """What the observed calls say of each of yobx's labels, read where the program's inputs
     have a label's symbol: {label: {"min": .., "max": .., "tied": whether its dimensions were
     equal in every call}}, what PackageRunner's as_observed option checks. Empty when a call
     does not flatten to the program's inputs."""
     import torch
-    import torch.utils._pytree as pytree
-    spec = program.call_spec.in_spec
     values = [v for v in placeholder_values(program) if isinstance(v, torch.Tensor)]
     observed = {}
     for call in calls:
-        args, kwargs = split(call)
-        if spec is not None and spec.num_children == 2 and spec.children_specs[1].type is dict:
-            keys = spec.children_specs[1].context
-            kwargs = {k: kwargs[k] for k in keys if k in kwargs} | {k: v for k, v in kwargs.items() if k not in keys}
-        flat = [t for t in pytree.tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
-        if len(flat) != len(values) or any(t.dim() != v.dim() for t, v in zip(flat, values)):
+        flat, _ = flat_call(program, call)
+        if flat is None:
             return {}
         sizes = {}
         for t, v in zip(flat, values):
@@ -301,9 +325,34 @@ def observed_ranges(program, calls, labels):
     return observed
 
 
+def laid_out(decomposed, call):
+    """The call as PackageRunner gives it to the package: each tensor with the strides the
+    program was compiled for (the export arguments': contiguous, or channels last), which
+    AOTInductor assumes and does not check; contiguous where they cannot be evaluated."""
+    import sympy
+    import torch
+    flat, rebuild = flat_call(decomposed, call)
+    if flat is None:
+        return contiguous(call)
+    values = [v for v in placeholder_values(decomposed) if isinstance(v, torch.Tensor)]
+    sizes = {}
+    for t, v in zip(flat, values):
+        for d, n in zip(v.shape, t.shape):
+            if isinstance(d, torch.SymInt) and isinstance(d.node.expr, sympy.Symbol):
+                sizes[d.node.expr] = int(n)
+    out = []
+    for t, v in zip(flat, values):
+        try:
+            strides = [s if isinstance(s, int) else int(s.node.expr.xreplace(sizes)) for s in v.stride()]
+        except TypeError:  # a symbol without a value
+            out.append(t.contiguous())
+            continue
+        out.append(t if list(t.stride()) == strides else torch.empty_strided(t.shape, strides, dtype=t.dtype, device=t.device).copy_(t))
+    return rebuild(out)
+
+
 def contiguous(call):
-    """The call as PackageRunner gives it to the package: AOTInductor assumes the strides it was
-    compiled for (the contiguous export arguments') and checks none."""
+    """The call with every tensor contiguous."""
     import torch
     import torch.utils._pytree as pytree
     return pytree.tree_map(lambda t: t.contiguous() if isinstance(t, torch.Tensor) else t, call)
@@ -344,7 +393,9 @@ def run(argv):
     out = os.path.abspath(options.aoti)
     # read from the program before compiling: an error here is not the compiler's
     labels = labels_of(program, model, axes)
-    metadata = json.dumps({**tensor_inputs(program), "labels": labels, "observed": observed_ranges(program, calls, labels)})
+    decomposed = program.run_decompositions()  # what AOTInductor compiles
+    metadata = json.dumps({**tensor_inputs(program, decomposed), "labels": labels,
+                           "observed": observed_ranges(program, calls, labels)})
     with tempfile.TemporaryDirectory(dir=os.path.dirname(out), prefix=".yobx-export-") as work:
         package_path = os.path.join(work, os.path.basename(out) if out.endswith(".pt2") else "package.pt2")
         begin = time.perf_counter()
@@ -359,7 +410,7 @@ def run(argv):
         except Exception as e:
             raise Failure(f"aoti_compile_and_package failed: {first_lines(e, 12)}")
         compiled = time.perf_counter() - begin
-        worst = check_calls("the package", package, [contiguous(c) for c in calls], expected, options.atol)
+        worst = check_calls("the package", package, [laid_out(decomposed, c) for c in calls], expected, options.atol)
         os.replace(package_path, out)
     print(f"yobx-export: packaged into {out} in {compiled:.1f} s, {len(calls)} calls reproduced (max difference {worst:.1e})")
 

@@ -347,6 +347,7 @@ public:
         std::string dtype;
         std::vector<std::optional<std::int64_t>> dims;  // nullopt: dynamic
         std::vector<std::string> text;                 // each dimension as written: "s0", "5", "s1 + s11"
+        std::vector<SymInt> strides;                   // the strides the program was compiled for; empty: contiguous
     };
     /// A range constraint of the exported program: min and max (nullopt: unbounded above).
     struct Range {
@@ -439,7 +440,7 @@ public:
             const Node* shape = n.kind == Node::Kind::object ? n.find("shape") : nullptr;
             if (!dtype || dtype->kind != Node::Kind::string || !shape || shape->kind != Node::Kind::array)
                 throw value_error(at + ": expected {\"dtype\": a string, \"shape\": a list}");
-            Input in{dtype->string, {}, {}};
+            Input in{dtype->string, {}, {}, {}};
             for (const Node& d : shape->array) {
                 if (d.kind == Node::Kind::integer && d.integer >= 0) {
                     in.dims.emplace_back(d.integer);
@@ -457,6 +458,24 @@ public:
                 } else {
                     throw value_error(at + ": a dimension is a non-negative integer, a symbol or an expression, got " +
                                       std::string(detail::json::kind_name(d.kind)));
+                }
+            }
+            if (const Node* strides = n.find("strides")) {
+                if (strides->kind != Node::Kind::array || strides->array.size() != in.dims.size())
+                    throw value_error(at + ": \"strides\" must be a list of one stride per dimension");
+                for (const Node& d : strides->array) {
+                    if (d.kind == Node::Kind::integer && d.integer >= 0) {
+                        in.strides.emplace_back(d.integer);
+                        continue;
+                    }
+                    if (d.kind != Node::Kind::string)
+                        throw value_error(at + ": a stride is a non-negative integer or an expression, got " +
+                                          std::string(detail::json::kind_name(d.kind)));
+                    try {
+                        in.strides.push_back(parse_sym(d.string));
+                    } catch (const error& e) {
+                        throw value_error(at + ": the stride '" + d.string + "' is not an expression yobx reads: " + e.what());
+                    }
                 }
             }
             out.inputs_.push_back(std::move(in));
@@ -523,11 +542,12 @@ public:
     /// unknown symbol solved for it; each range (a minimum above 2 and a finite maximum:
     /// torch lets a dimension exported as dynamic be 0 or 1); each condition the program
     /// asserts (constraints()). With `options.as_observed`, what yobx observed too (RunnerOptions).
-    /// `paths` name the tensors (flatten_call's), `program` the program in the messages.
+    /// `paths` name the tensors (flatten_call's), `program` the program in the messages. Returns
+    /// the size of each symbol, read from the call (strides_of).
     template <class T>
-    void check(const std::vector<T>& flat, const std::vector<std::string>& paths, const std::string& program,
-               const RunnerOptions& options = {}) const {
-        if (inputs_.empty()) return;
+    SymbolValues check(const std::vector<T>& flat, const std::vector<std::string>& paths, const std::string& program,
+                       const RunnerOptions& options = {}) const {
+        if (inputs_.empty()) return {};
         const auto shape_text = [&](const std::vector<std::string>& dims) {
             std::string s = "[";
             for (std::size_t i = 0; i < dims.size(); ++i) {
@@ -658,7 +678,7 @@ public:
             throw value_error(where + ": " + program + " requires " + rule +
                               (broken.empty() ? "" : ", which cannot be evaluated at these sizes (" + broken + ")") + refused);
         }
-        if (!options.as_observed) return;
+        if (!options.as_observed) return values();
         if (options.range_slack < 0)
             throw value_error("RunnerOptions: range_slack is " + std::to_string(options.range_slack) + ", expected 0 or more");
         // What yobx observed: one size per tied label, each label's size within its observed range,
@@ -687,6 +707,21 @@ public:
                                   " is " + std::to_string(first->second->size) + ": yobx observed them equal (" + label->second +
                                   ") in every call" + as_observed);
         }
+        return values();
+    }
+
+    /// The strides input `i` must have for the program, at the sizes `values` (what check() returns):
+    /// those of the tensor it was exported from (channels last, for one), evaluated; nothing when
+    /// the metadata gives none (contiguous) or a symbol has no value.
+    std::optional<std::vector<std::int64_t>> strides_of(std::size_t i, const SymbolValues& values) const {
+        if (i >= inputs_.size() || inputs_[i].strides.empty()) return std::nullopt;
+        std::vector<std::int64_t> out;
+        try {
+            for (const SymInt& s : inputs_[i].strides) out.push_back(s.evaluate_with(values));
+        } catch (const error&) {
+            return std::nullopt;
+        }
+        return out;
     }
 
 private:

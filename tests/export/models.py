@@ -19,6 +19,8 @@
   after the decompositions AOTInductor runs.
 - patches: a patch embedding (a vision transformer's first layer) whose reshape
   into 8x8 patches makes torch.export assert the image sizes divisible by 8.
+- convnet: a small convolutional classifier, observed on channels-last images:
+  its program is exported, and its package compiled, for that layout.
 Each is built from a fixed seed, so the script written for C++ and the eager
 model the export starts from have the same weights.
 """
@@ -170,6 +172,18 @@ class Patches(nn.Module):
         return self.proj(x.reshape(b, (h // p) * (w // p), c * p * p))
 
 
+class ConvNet(nn.Module):
+    def __init__(self, classes=4):
+        super().__init__()
+        self.features = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 8, 3, stride=2), nn.ReLU(),
+                                      nn.AdaptiveAvgPool2d(1))
+        self.head = nn.Linear(8, classes)
+
+    def forward(self, images):
+        # pixels from [0, 1] to [-1, 1]: a pointwise kernel inductor compiles for the images' strides
+        return self.head(self.features(images * 2 - 1).flatten(1))
+
+
 def make(name):
     """The eager model `name`, in eval mode, its weights drawn from a fixed seed."""
     torch.manual_seed(0)
@@ -193,6 +207,8 @@ def make(name):
         model = FlatDecoder()
     elif name == "patches":
         model = Patches()
+    elif name == "convnet":
+        model = ConvNet()
     elif name == "lstm":
         model = nn.LSTM(input_size=4, hidden_size=8, batch_first=True)
     else:
@@ -223,3 +239,7 @@ def flat_decoder():
 
 def patches():
     return make("patches")
+
+
+def convnet():
+    return make("convnet")

@@ -5,7 +5,7 @@
 // with derived_dims). The detector
 // (fasterrcnn) and the LSTM (whose scripted method is forward__0) are only
 // observed, and their calls replayed on the module.
-//   observe_scripted <resnet18|encoder|bert|flat_decoder|patches|fasterrcnn|lstm> <module.pt> <output directory>
+//   observe_scripted <resnet18|encoder|bert|flat_decoder|patches|convnet|fasterrcnn|lstm> <module.pt> <output directory>
 // With `--package <name>.pt2` (an AOTInductor package yobx-export compiled from those files), it
 // observes the same calls again and checks the package on each, absent inputs filled as
 // check_fills chose: its outputs must be the module's on the call as made.
@@ -85,6 +85,12 @@ void call_patches(auto& forward) {
         forward({torch::randn({batch, 3, height, width})});
 }
 
+// A convolutional classifier on channels-last images (the layout a vision service often feeds).
+void call_convnet(auto& forward) {
+    for (const auto& [batch, height, width] : {std::tuple{2, 16, 24}, std::tuple{3, 20, 12}, std::tuple{2, 32, 32}})
+        forward({torch::randn({batch, 3, height, width}).contiguous(at::MemoryFormat::ChannelsLast)});
+}
+
 // A detector on lists of two images of different sizes.
 void call_detector(auto& forward) {
     for (const auto& [h0, w0, h1, w1] : {std::tuple{96, 128, 112, 96}, std::tuple{128, 128, 96, 160}, std::tuple{160, 112, 128, 128}})
@@ -104,7 +110,7 @@ void call_lstm(auto& forward) {
 
 int main(int argc, char** argv) {
     if (argc != 4 && !(argc == 6 && std::string(argv[4]) == "--package")) {
-        std::cerr << "usage: observe_scripted <resnet18|encoder|bert|flat_decoder|patches|fasterrcnn|lstm> <module.pt> <output directory> "
+        std::cerr << "usage: observe_scripted <resnet18|encoder|bert|flat_decoder|patches|convnet|fasterrcnn|lstm> <module.pt> <output directory> "
                      "[--package <file.pt2>]\n";
         return 2;
     }
@@ -128,6 +134,7 @@ int main(int argc, char** argv) {
     else if (name == "bert") call_bert(forward);
     else if (name == "flat_decoder") call_flat_decoder(forward);
     else if (name == "patches") call_patches(forward);
+    else if (name == "convnet") call_convnet(forward);
     else if (name == "fasterrcnn") call_detector(forward);
     else if (name == "lstm") call_lstm(forward);
     else throw std::runtime_error("unknown model " + name);
@@ -243,6 +250,22 @@ int main(int argc, char** argv) {
                 if (m.find("args[0] axis 2 is 20") == std::string::npos || m.find(" requires Eq(") == std::string::npos) throw;
                 std::cout << m << "\n";
             }
+        }
+        // Exported from channels-last images, the package was compiled for that layout: the runner
+        // gives it each call so laid out, a contiguous image as well (its outputs the module's).
+        if (name == "convnet") {
+            std::string strides;
+            for (const auto& s : package.inputs().inputs()[0].strides) strides += (strides.empty() ? "" : ", ") + s.to_string();
+            std::cout << "the package's images: strides [" << strides << "]\n";
+            if (package.inputs().inputs()[0].strides.at(1).maybe_constant() != 1)
+                throw std::runtime_error("the package was not compiled for channels-last images");
+            const at::Tensor image = torch::randn({2, 3, 24, 16});
+            const auto want = module.get_method(method)({image}).toTensor();
+            const auto got = package(yobx::Value<at::Tensor>::tuple(
+                {yobx::Value<at::Tensor>::tuple({yobx::Value<at::Tensor>(image.contiguous())}), yobx::Value<at::Tensor>::dict({})}));
+            const double diff = (got.tensor() - want).abs().max().item<double>();
+            if (!(diff < 1e-4)) throw std::runtime_error("a contiguous image on the channels-last package differs by " + std::to_string(diff));
+            std::cout << "a contiguous image, laid out channels last by the runner: the module's outputs\n";
         }
         // A file that is not a package.
         try {

@@ -1,6 +1,6 @@
 """Writes the TorchScript form of a model of models.py, for C++ to load and observe.
 
-    /usr/bin/python3 tests/export/script_model.py <resnet18|encoder|bert|flat_decoder|patches|fasterrcnn|lstm> <file.pt>
+    /usr/bin/python3 tests/export/script_model.py <resnet18|encoder|bert|flat_decoder|patches|convnet|fasterrcnn|lstm> <file.pt>
 """
 import sys
 

@@ -110,16 +110,28 @@ public:
         std::vector<std::string> paths;
         std::vector<at::Tensor> flat =
             flatten_call(parameters_.empty() ? call : arrange_call(call, in_spec_, parameters_), in_spec_, &paths);
+        SymbolValues sizes;
         try {
-            inputs_.check(flat, paths, "'" + path_ + "'", options_);
+            sizes = inputs_.check(flat, paths, "'" + path_ + "'", options_);
         } catch (const value_error& e) {
             throw value_error(std::string("PackageRunner: ") + e.what());
         }
-        // AOTInductor's code assumes the strides the program was compiled for, those of the
-        // (contiguous) export arguments, and checks none: a cache that is a transposed view, as a
-        // first decode step's often is, runs and returns garbage. Contiguous copies where needed.
-        for (auto& t : flat)
-            if (!t.is_contiguous()) t = t.contiguous();
+        // AOTInductor's code assumes the strides the program was compiled for, those of the export
+        // arguments, and checks none: a cache that is a transposed view, as a first decode step's
+        // often is, or a contiguous image given to a program exported from channels-last ones, runs
+        // and returns garbage. A copy with the program's strides (yobx.inputs), contiguous without them.
+        for (std::size_t i = 0; i < flat.size(); ++i) {
+            at::Tensor& t = flat[i];
+            if (const auto strides = inputs_.strides_of(i, sizes)) {
+                if (t.strides() != c10::IntArrayRef(*strides)) {
+                    at::Tensor laid = at::empty_strided(t.sizes(), *strides, t.options());
+                    laid.copy_(t);
+                    t = std::move(laid);
+                }
+            } else if (!t.is_contiguous()) {
+                t = t.contiguous();
+            }
+        }
         std::vector<at::Tensor> out;
         try {
             out = loader_->run(flat);
