@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# ThreadSanitizer run of the tests that use threads: the observer's recording,
+# ThreadSanitizer run of the tests that use threads: the observer's recording and
+# a runner that calls the observed wrapper from a thread of its own,
 # the pytree and Value's flat trees, SymInt sharing and the patch registry.
 # Usage: bash scripts/tsan.sh   (from the repository; scripts/test.sh runs it)
 # Builds build/tsan/thread_tests from the test files that hold those tests,
@@ -8,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p build/tsan
-files=(main test_observer_recording test_pytree test_sym test_value test_patches)
+files=(main test_observer_recording test_observer_fills test_pytree test_sym test_value test_patches)
 flags=(-std=c++20 -O1 -g -fsanitize=thread -D_GLIBCXX_ASSERTIONS -Wall -Wextra -Wpedantic -Werror -Iinclude -Itests)
 printf '%s\n' "${files[@]}" | xargs -P "$(nproc)" -I{} g++ "${flags[@]}" -c tests/{}.cpp -o build/tsan/{}.o
 objects=()
