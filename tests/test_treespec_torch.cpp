@@ -353,6 +353,11 @@ TEST_CASE("ProgramInputs with as_observed: a label's dimensions equal and its si
           "ids axis 1 is 10, yobx observed seq in [1, 7] (range_slack 2): refused before running (as_observed)");
     CHECK(refused(call(2, 5, 6, 6), {.as_observed = true, .range_slack = -1}) ==
           "RunnerOptions: range_slack is -1, expected 0 or more");
+    // A package without observations (an older yobx-export) cannot be checked as observed: said, not skipped.
+    const auto older = yobx::ProgramInputs::from_json(R"J({"inputs": [{"dtype": "int64", "shape": ["s0"]}]})J");
+    CHECK(error_of<yobx::value_error>([&] { older.check(std::vector<T>{T::zeros({2}, yobx::DType::int64)}, {"x"}, "'old.pt2'", observed); }) ==
+          "as_observed: 'old.pt2' holds no observed sizes (its metadata has no \"observed\": compiled by an older yobx-export, "
+          "or from calls that do not flatten to its inputs)");
 }
 
 TEST_CASE("ProgramInputs: the strides the program was compiled for, evaluated at a call's sizes") {

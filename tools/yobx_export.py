@@ -394,8 +394,11 @@ def run(argv):
     # read from the program before compiling: an error here is not the compiler's
     labels = labels_of(program, model, axes)
     decomposed = program.run_decompositions()  # what AOTInductor compiles
-    metadata = json.dumps({**tensor_inputs(program, decomposed), "labels": labels,
-                           "observed": observed_ranges(program, calls, labels)})
+    observed = observed_ranges(program, calls, labels)
+    if labels and not observed:
+        print("yobx-export: the observed calls do not flatten to the program's inputs: the package holds no observed "
+              "sizes (PackageRunner's as_observed refuses to run without them)")
+    metadata = json.dumps({**tensor_inputs(program, decomposed), "labels": labels, "observed": observed})
     with tempfile.TemporaryDirectory(dir=os.path.dirname(out), prefix=".yobx-export-") as work:
         package_path = os.path.join(work, os.path.basename(out) if out.endswith(".pt2") else "package.pt2")
         begin = time.perf_counter()

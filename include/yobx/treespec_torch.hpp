@@ -681,6 +681,9 @@ public:
         if (!options.as_observed) return values();
         if (options.range_slack < 0)
             throw value_error("RunnerOptions: range_slack is " + std::to_string(options.range_slack) + ", expected 0 or more");
+        if (observed_.empty())
+            throw value_error("as_observed: " + program + " holds no observed sizes (its metadata has no \"observed\": "
+                              "compiled by an older yobx-export, or from calls that do not flatten to its inputs)");
         // What yobx observed: one size per tied label, each label's size within its observed range,
         // the symbols taken in the order of the inputs.
         std::vector<const std::pair<const std::string, Seen>*> in_order;
