@@ -358,6 +358,8 @@ TEST_CASE("ProgramInputs with as_observed: a label's dimensions equal and its si
     CHECK(error_of<yobx::value_error>([&] { older.check(std::vector<T>{T::zeros({2}, yobx::DType::int64)}, {"x"}, "'old.pt2'", observed); }) ==
           "as_observed: 'old.pt2' holds no observed sizes (its metadata has no \"observed\": compiled by an older yobx-export, "
           "or from calls that do not flatten to its inputs)");
+    CHECK(error_of<yobx::value_error>([&] { yobx::ProgramInputs{}.check(std::vector<T>{T::zeros({2}, yobx::DType::int64)}, {"x"}, "'bare.pt2'", observed); })
+              .rfind("as_observed: 'bare.pt2' holds no observed sizes", 0) == 0);
 }
 
 TEST_CASE("ProgramInputs: the strides the program was compiled for, evaluated at a call's sizes") {

@@ -547,6 +547,9 @@ public:
     template <class T>
     SymbolValues check(const std::vector<T>& flat, const std::vector<std::string>& paths, const std::string& program,
                        const RunnerOptions& options = {}) const {
+        if (options.as_observed && observed_.empty())  // asked for, and nothing to check it against: said
+            throw value_error("as_observed: " + program + " holds no observed sizes (its metadata has no \"observed\": "
+                              "compiled by an older yobx-export, or from calls that do not flatten to its inputs)");
         if (inputs_.empty()) return {};
         const auto shape_text = [&](const std::vector<std::string>& dims) {
             std::string s = "[";
@@ -681,9 +684,6 @@ public:
         if (!options.as_observed) return values();
         if (options.range_slack < 0)
             throw value_error("RunnerOptions: range_slack is " + std::to_string(options.range_slack) + ", expected 0 or more");
-        if (observed_.empty())
-            throw value_error("as_observed: " + program + " holds no observed sizes (its metadata has no \"observed\": "
-                              "compiled by an older yobx-export, or from calls that do not flatten to its inputs)");
         // What yobx observed: one size per tied label, each label's size within its observed range,
         // the symbols taken in the order of the inputs.
         std::vector<const std::pair<const std::string, Seen>*> in_order;
