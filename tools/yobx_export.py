@@ -276,9 +276,9 @@ def tensor_inputs(program, decomposed):
 
 
 def flat_call(program, call):
-    """The call's tensors in the order of the program's tensor inputs, and a function giving
-    the call back with others in their place; (None, None) when the call does not flatten to
-    the program's inputs."""
+    """The call's tensors in the order of the program's tensor inputs, each with the program's
+    fake value of that input, and a function giving the call back with others in their place;
+    (None, None) when the call does not flatten to the program's inputs."""
     import torch
     import torch.utils._pytree as pytree
     spec = program.call_spec.in_spec
@@ -298,7 +298,7 @@ def flat_call(program, call):
             new[i] = t
         a, k = pytree.tree_unflatten(new, tree)
         return k if isinstance(call, dict) else tuple(a)
-    return [leaves[i] for i in where], rebuild
+    return [(leaves[i], v) for i, v in zip(where, values)], rebuild
 
 
 def observed_ranges(program, calls, labels):
@@ -306,15 +306,13 @@ def observed_ranges(program, calls, labels):
     have a label's symbol: {label: {"min": .., "max": .., "tied": whether its dimensions were
     equal in every call}}, what PackageRunner's as_observed option checks. Empty when a call
     does not flatten to the program's inputs."""
-    import torch
-    values = [v for v in placeholder_values(program) if isinstance(v, torch.Tensor)]
     observed = {}
     for call in calls:
         flat, _ = flat_call(program, call)
         if flat is None:
             return {}
         sizes = {}
-        for t, v in zip(flat, values):
+        for t, v in flat:
             for size, dim in zip(t.shape, v.shape):
                 if labels.get(str(dim)) is not None:
                     sizes.setdefault(labels[str(dim)], set()).add(int(size))
@@ -334,14 +332,13 @@ def laid_out(decomposed, call):
     flat, rebuild = flat_call(decomposed, call)
     if flat is None:
         return contiguous(call)
-    values = [v for v in placeholder_values(decomposed) if isinstance(v, torch.Tensor)]
     sizes = {}
-    for t, v in zip(flat, values):
+    for t, v in flat:
         for d, n in zip(v.shape, t.shape):
             if isinstance(d, torch.SymInt) and isinstance(d.node.expr, sympy.Symbol):
                 sizes[d.node.expr] = int(n)
     out = []
-    for t, v in zip(flat, values):
+    for t, v in flat:
         try:
             strides = [s if isinstance(s, int) else int(s.node.expr.xreplace(sizes)) for s in v.stride()]
         except TypeError:  # a symbol without a value

@@ -520,19 +520,13 @@ public:
     /// (`s1 + s11` is `sequence_length + past_sequence_length`).
     std::string named(std::string_view text) const {
         std::string out;
-        for (std::size_t i = 0; i < text.size();) {
-            const auto word = [&](std::size_t k) { return std::isalnum(static_cast<unsigned char>(text[k])) || text[k] == '_'; };
-            if (!(std::isalpha(static_cast<unsigned char>(text[i])) || text[i] == '_')) {
-                out += text[i++];
-                continue;
-            }
-            std::size_t j = i;
-            while (j < text.size() && word(j)) ++j;
-            const auto id = text.substr(i, j - i);
-            const auto it = labels_.find(id);
-            out += it == labels_.end() ? std::string(id) : it->second;
-            i = j;
-        }
+        scan(
+            text,
+            [&](std::string_view id) {
+                const auto it = labels_.find(id);
+                out += it == labels_.end() ? std::string(id) : it->second;
+            },
+            [&](char c) { out += c; });
         return out;
     }
 
@@ -672,9 +666,14 @@ public:
                 broken = e.what();
             }
             std::string where;  // the symbols in the order the rule names them: Eq(s5, s3) reads s5 first
-            for (const auto& f : identifiers(c.text))
-                if (std::find(free.begin(), free.end(), f) != free.end() && where.find(read_at(f)) == std::string::npos)
-                    where += (where.empty() ? "" : ", ") + read_at(f);
+            std::set<std::string, std::less<>> named_already;
+            scan(
+                c.text,
+                [&](std::string_view id) {
+                    if (std::find(free.begin(), free.end(), id) != free.end() && named_already.emplace(id).second)
+                        where += (where.empty() ? "" : ", ") + read_at(std::string(id));
+                },
+                [](char) {});
             std::string rule = named(c.text);  // as the program wrote it
             if (free.size() == 2 && c.rule->to_string() == "Eq(" + free[0] + ", " + free[1] + ")")
                 rule = "them equal (" + (named(free[0]) == named(free[1]) ? named(free[0]) : rule) + ")";
@@ -728,20 +727,20 @@ public:
     }
 
 private:
-    // The identifiers of an expression as written, in order (`Eq(s5, s3)`: Eq, s5, s3).
-    static std::vector<std::string> identifiers(std::string_view text) {
-        std::vector<std::string> out;
+    // Walks an expression as written: on_word(identifier) for each identifier, on_other(c) for each
+    // other character, in order (`Eq(s5, s3)`: Eq, '(', s5, ',', ' ', s3, ')').
+    template <class OnWord, class OnOther>
+    static void scan(std::string_view text, OnWord on_word, OnOther on_other) {
         for (std::size_t i = 0; i < text.size();) {
             if (!(std::isalpha(static_cast<unsigned char>(text[i])) || text[i] == '_')) {
-                ++i;
+                on_other(text[i++]);
                 continue;
             }
             std::size_t j = i;
             while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_')) ++j;
-            out.emplace_back(text.substr(i, j - i));
+            on_word(text.substr(i, j - i));
             i = j;
         }
-        return out;
     }
 
     static bool is_symbol(std::string_view s) {
