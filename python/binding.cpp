@@ -5,7 +5,9 @@
 // onnx uses. The Pythonic API (docstrings, keyword arguments, ModelProto in and out)
 // is in yobx/onnx/__init__.py and yobx/sym.py; inference is written once, in the
 // headers (yobx/adapters/onnx/serialized.hpp).
+#include <yobx/adapters/onnx/memory.hpp>
 #include <yobx/adapters/onnx/serialized.hpp>
+#include <yobx/onnx/memory_plot.hpp>
 #include <yobx/sym.hpp>
 
 #include <pybind11/pybind11.h>
@@ -150,6 +152,24 @@ PYBIND11_MODULE(_yobx, m) {
         },
         py::arg("model"), py::arg("sizes"), py::arg("infer"), py::arg("strict"), py::arg("hints"), py::arg("op_profiles"),
         py::arg("onnx_fallback"), "(model bytes, sizes, ...) -> {value name: [dim or None] or None}");
+
+    m.def(
+        "memory",
+        [](const py::bytes& model, const Sizes& at, bool infer, const std::string& plot, std::int64_t lo, std::int64_t hi,
+           const Sizes& hints, const std::string& op_profiles, bool onnx_fallback) {
+            const std::string_view bytes = view_of(model);
+            py::gil_scoped_release unlocked;
+            auto file = yobx::onnx::ModelFile::view(bytes);
+            yobx::onnx::ShapeReport report;
+            if (infer) report = yobx::onnx::infer_shapes(file.model(), options_of(false, hints, op_profiles, onnx_fallback, false, false, {}));
+            auto memory = yobx::onnx::memory_of(file.model(), report);
+            const yobx::SymbolValues sizes(at.begin(), at.end());
+            if (!sizes.empty() || memory.peak.free_symbols().empty()) memory.at = memory.evaluate(sizes);
+            std::string svg = plot.empty() ? std::string() : yobx::onnx::memory_svg(memory, plot, lo, hi, sizes);
+            return std::make_pair(memory.to_json(""), std::move(svg));
+        },
+        py::arg("model"), py::arg("at"), py::arg("infer"), py::arg("plot"), py::arg("lo"), py::arg("hi"), py::arg("hints"),
+        py::arg("op_profiles"), py::arg("onnx_fallback"), "(model bytes, sizes, ...) -> (memory report JSON, SVG or empty)");
 
     m.def("operator_table", &yobx::onnx::operator_table, "the operators yobx's rules cover, as docs/onnx.md lists them");
 

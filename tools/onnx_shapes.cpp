@@ -1,16 +1,23 @@
 // yobx-onnx-shapes: infers the shape of every value of an ONNX model and writes it in.
 //
 //   yobx-onnx-shapes IN.onnx OUT.onnx [--report FILE] [--strict] [--hint NAME=VALUE]... [--op-profiles FILE]
+//                    [--memory] [--at NAME=VALUE]... [--plot NAME=LO:HI FILE.svg]
 //
-// Prints a one-line summary; --report writes the JSON report. A model that cannot be
+// Prints a one-line summary; --report writes the JSON report. --memory adds what the model
+// needs in memory (yobx/adapters/onnx/memory.hpp) to both, at the sizes of --at; --plot
+// draws the peak activations and weights as functions of one dim (--memory implied). A model that cannot be
 // read or inferred is one line on stderr, exit status 1, and no OUT.onnx; a mistake
 // on the command line is that line followed by the usage.
 #include <yobx/adapters/onnx.hpp>
+#include <yobx/adapters/onnx/memory.hpp>
+#include <yobx/onnx/memory_plot.hpp>
 
 #include <charconv>
 #include <filesystem>
 #include <cstdio>
 #include <fstream>
+#include <optional>
+#include <utility>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -20,6 +27,7 @@ namespace {
 
 constexpr const char* usage =
     "usage: yobx-onnx-shapes IN.onnx OUT.onnx [--report FILE] [--strict] [--hint NAME=VALUE]... [--op-profiles FILE]\n"
+    "                        [--memory] [--at NAME=VALUE]... [--plot NAME=LO:HI FILE.svg]\n"
     "       yobx-onnx-shapes --list-operators";
 
 /// A mistake on the command line: the message is followed by the usage.
@@ -35,9 +43,39 @@ std::string read_text(const std::string& path) {
     return s.str();
 }
 
+/// `NAME=VALUE` with VALUE a size, for `option`.
+std::pair<std::string, std::int64_t> size_arg(std::string_view option, const std::string& h) {
+    const auto eq = h.find('=');
+    std::int64_t v = 0;
+    const char* end = h.data() + h.size();
+    if (eq == std::string::npos || eq == 0 || std::from_chars(h.data() + eq + 1, end, v).ptr != end || eq + 1 == h.size() || v < 0)
+        throw usage_error(std::string(option) + " '" + h + "': expected NAME=VALUE with VALUE a size (an integer >= 0)");
+    return {h.substr(0, eq), v};
+}
+
+struct Plot {
+    std::string dim, path;
+    std::int64_t lo = 0, hi = 0;
+};
+
+/// `NAME=LO:HI` of --plot.
+Plot plot_arg(const std::string& range, std::string path) {
+    const auto eq = range.find('='), colon = range.find(':', eq == std::string::npos ? 0 : eq);
+    Plot p{range.substr(0, eq), std::move(path), 0, 0};
+    const char* end = range.data() + range.size();
+    if (eq == std::string::npos || eq == 0 || colon == std::string::npos ||
+        std::from_chars(range.data() + eq + 1, range.data() + colon, p.lo).ptr != range.data() + colon || colon == eq + 1 ||
+        std::from_chars(range.data() + colon + 1, end, p.hi).ptr != end || colon + 1 == range.size() || p.lo < 0 || p.hi < p.lo)
+        throw usage_error("--plot '" + range + "': expected NAME=LO:HI with sizes 0 <= LO <= HI");
+    return p;
+}
+
 int run(int argc, char** argv) {
     std::string in, out, report_path;
     yobx::onnx::InferenceOptions options;
+    bool memory = false;
+    yobx::SymbolValues at;
+    std::optional<Plot> plot;
     for (int i = 1; i < argc; ++i) {
         const std::string_view a = argv[i];
         const auto value = [&]() -> std::string {
@@ -48,13 +86,18 @@ int run(int argc, char** argv) {
         else if (a == "--strict") options.strict = true;
         else if (a == "--op-profiles") options.op_profiles = yobx::onnx::OpProfiles::from_json(read_text(value()));
         else if (a == "--hint") {
-            const std::string h = value();
-            const auto eq = h.find('=');
-            std::int64_t v = 0;
-            const char* end = h.data() + h.size();
-            if (eq == std::string::npos || eq == 0 || std::from_chars(h.data() + eq + 1, end, v).ptr != end || eq + 1 == h.size() || v < 0)
-                throw usage_error("--hint '" + h + "': expected NAME=VALUE with VALUE a size (an integer >= 0)");
-            options.hints[h.substr(0, eq)] = v;
+            const auto [name, v] = size_arg(a, value());
+            options.hints[name] = v;
+        } else if (a == "--memory") {
+            memory = true;
+        } else if (a == "--at") {
+            const auto [name, v] = size_arg(a, value());
+            at.insert_or_assign(name, v);
+            memory = true;
+        } else if (a == "--plot") {
+            const std::string range = value();
+            plot = plot_arg(range, value());
+            memory = true;
         } else if (a == "--list-operators") {
             std::cout << yobx::onnx::operator_table();
             return 0;
@@ -72,13 +115,23 @@ int run(int argc, char** argv) {
     yobx::onnx::ModelFile file(in);
     options.model_dir = std::filesystem::path(in).parent_path();
     if (options.model_dir.empty()) options.model_dir = ".";
-    const yobx::onnx::ShapeReport report = yobx::onnx::infer_shapes(file.model(), options);
+    yobx::onnx::ShapeReport report = yobx::onnx::infer_shapes(file.model(), options);
+    if (memory) {
+        report.memory = yobx::onnx::memory_of(file.model(), report);
+        if (!at.empty() || report.memory->peak.free_symbols().empty()) report.memory->at = report.memory->evaluate(at);
+    }
+    if (plot) {
+        const std::string svg = yobx::onnx::memory_svg(*report.memory, plot->dim, plot->lo, plot->hi, at);
+        std::ofstream p(plot->path, std::ios::binary | std::ios::trunc);
+        if (!p || !(p << svg)) throw yobx::value_error("cannot write the plot '" + plot->path + "'");
+    }
     if (!report_path.empty()) {
         std::ofstream r(report_path, std::ios::binary | std::ios::trunc);
         if (!r || !(r << report.to_json())) throw yobx::value_error("cannot write the report '" + report_path + "'");
     }
     file.save(out);
     std::cout << "yobx-onnx-shapes: " << report.summary() << "\n";
+    if (report.memory) std::cout << report.memory->summary() << "\n";
     return 0;
 }
 

@@ -380,7 +380,10 @@ def execute(path, names, calls):
         except Exception as e:  # the exporter baked a size: the model runs only at the export's sizes
             refused.append(str(e).split("Status Message:")[-1].strip()[:120])
             continue
-        runs.append((values, {n: tuple(getattr(r, "shape", ())) for n, r in zip(out_names, results)}))
+        shapes = {n: tuple(getattr(r, "shape", ())) for n, r in zip(out_names, results)}
+        sizes = {n: r.nbytes for n, r in zip(out_names, results) if hasattr(r, "nbytes")}
+        sizes.update({n: a.nbytes for n, a in feed.items()})
+        runs.append((values, shapes, sizes))
     return runs, refused
 
 
@@ -389,7 +392,7 @@ def score(typed, runs, dim_value):
     value's name to its TypeProto; `dim_value(dim, values)` is the dim's value, or None if unknown."""
     right = wrong = unknown = 0
     wrong_list = []
-    for values, shapes in runs:
+    for values, shapes, _ in runs:
         for n, shape in shapes.items():
             t = typed.get(n)
             if t is None or not t.tensor_type.HasField("shape"):
@@ -434,12 +437,101 @@ FUSED_OPS = {
 }
 
 
+def outer_names(graph):
+    """The names a subgraph reads from outside it."""
+    local = {i.name for i in graph.input} | {i.name for i in graph.initializer} | {o for n in graph.node for o in n.output}
+    read = set()
+    for n in graph.node:
+        read |= set(n.input)
+        for a in n.attribute:
+            for g in ([a.g] if a.HasField("g") else []) + list(a.graphs):
+                read |= outer_names(g)
+    return read - local - {""}
+
+
+def check_memory(name, m, memory, runs):
+    """yobx's memory section against execution: every value's bytes, the peak by the liveness rule
+    (a value live from its producer, graph inputs from the first node, to its last consumer, graph
+    outputs to the last node, in the model's node order; initializers and Constant outputs are
+    weights), and the outputs' growth per unit of a dim. Returns the problems found."""
+    problems = []
+    if memory["order"] != "model":
+        return [f"order {memory['order']}: the model's nodes are in order"]
+    known = {v["name"]: v["bytes"] for v in memory["values"]}
+    weights = {t.name for t in m.graph.initializer} | {o for n in m.graph.node if n.op_type == "Constant" and not n.domain for o in n.output}
+    nodes = list(m.graph.node)
+    steps = []
+    for n in nodes:
+        reads = set(n.input)
+        for a in n.attribute:
+            for g in ([a.g] if a.HasField("g") else []) + list(a.graphs):
+                reads |= outer_names(g)
+        steps.append((reads, [o for o in n.output if o and o not in weights]))
+    first, last = {}, {}
+    for i in (x.name for x in m.graph.input if x.name not in weights):
+        first[i] = 0
+    for k, (reads, made) in enumerate(steps):
+        for o in made:
+            first.setdefault(o, k)
+        for r in reads:
+            if r in first:
+                last[r] = k
+    for o in m.graph.output:
+        last[o.name] = len(steps) - 1
+    inner = {s["step"]: s["bytes"] for s in memory["subgraphs"]}
+    checked = 0
+    for values, shapes, sizes in runs:
+        values = dict(values)
+        for v in list(m.graph.value_info) + list(m.graph.output):  # a fresh symbol's size, from where it stands alone
+            if v.name in shapes and v.type.tensor_type.HasField("shape"):
+                for j, d in enumerate(v.type.tensor_type.shape.dim):
+                    if d.dim_param.isidentifier() and d.dim_param not in values and j < len(shapes[v.name]):
+                        values[d.dim_param] = shapes[v.name][j]
+        for n, expr in known.items():
+            if expr is not None and n in sizes and symbols(expr) <= set(values):
+                checked += 1
+                if evaluate(expr, values) != sizes[n]:
+                    problems.append(f"bytes of {n} = {expr} = {evaluate(expr, values)}, onnxruntime {sizes[n]} at {values}")
+        counted = {n for n, e in known.items() if e is not None}
+        # a data-dependent size inside a subgraph (a Loop's NonMaxSuppression) has no executed value
+        # here: the peak is checked at several values of it, each subgraph's bytes at that value
+        free = set().union(*(symbols(e) for e in inner.values())) - set(values) if inner else set()
+        if not symbols(memory["peak"]) <= set(values) | free:
+            problems.append(f"the peak {memory['peak'][:200]} has symbols without sizes at {values}")
+            continue
+        for guess in ([0, 7, 1000] if free else [None]):
+            at = {**values, **{f: guess for f in free}}
+            sums = []
+            for k in range(len(steps)):
+                live = [n for n in first if n in counted and first[n] <= k <= last.get(n, first[n])]
+                if any(n not in sizes for n in live):
+                    problems.append(f"step {k}: onnxruntime gave no size of {[n for n in live if n not in sizes][:3]}")
+                    break
+                sums.append(sum(sizes[n] for n in live) + (evaluate(inner[k], at) if k in inner else 0))
+            else:
+                executed = max(sums) if sums else sum(sizes[n] for n in first if n in counted)
+                if evaluate(memory["peak"], at) != executed:
+                    problems.append(f"peak {memory['peak'][:200]} = {evaluate(memory['peak'], at)}, executed sizes give {executed} "
+                                    f"(step {sums.index(executed)}) at {at}")
+        for g in memory["growth"]:
+            grown = sum(sizes[o] for o in g["outputs"])
+            if evaluate(g["bytes"], values) != grown:
+                problems.append(f"outputs growing with {g['dim']}: {g['bytes']} = {evaluate(g['bytes'], values)}, onnxruntime {grown}")
+            if g["dim"] in values:
+                step = evaluate(g["bytes"], {**values, g["dim"]: values[g["dim"]] + 1}) - evaluate(g["bytes"], values)
+                if evaluate(g["per_unit"], values) != step:
+                    problems.append(f"growth per unit of {g['dim']}: {g['per_unit']} = {evaluate(g['per_unit'], values)}, not {step}")
+    if not checked:
+        problems.append("no value's bytes checked")
+    return problems
+
+
 def run_yobx(tool, path, workdir, name):
     """yobx-onnx-shapes on the model, timed as a whole process: (shaped model, report, seconds) or None."""
     shaped = os.path.join(workdir, name + ".shaped.onnx")
     report_path = os.path.join(workdir, name + ".report.json")
     start = time.perf_counter()
-    out = subprocess.run([tool, path, shaped, "--report", report_path], capture_output=True, text=True)
+    out = subprocess.run([tool, path, shaped, "--report", report_path, "--memory"], capture_output=True, text=True)
     elapsed = time.perf_counter() - start
     if out.returncode != 0:
         print(f"{name}: yobx-onnx-shapes failed: {out.stderr.strip()}")
@@ -467,7 +559,7 @@ def check(name, tool, workdir):
         shaped, py_report = yobx.onnx.infer_shapes(onnx.load(path), with_report=True)
         written = {v.name: v.type.SerializeToString() for v in list(shaped.graph.value_info) + list(shaped.graph.output)}
         if written != {k: t.SerializeToString() for k, t in typed.items()} or \
-                {**py_report, "seconds": 0} != {**report, "seconds": 0}:
+                {**py_report, "seconds": 0, "memory": None} != {**report, "seconds": 0, "memory": None}:
             print(f"{name}: yobx.onnx.infer_shapes writes or reports otherwise than yobx-onnx-shapes")
             return False
     runs, refused = execute(path, list(typed), calls)
@@ -477,12 +569,18 @@ def check(name, tool, workdir):
     if missing:  # the optimizer did not fuse what this model is here to test
         print(f"{name}: onnxruntime's tools did not write {sorted(missing)}")
         return False
+    memory_problems = check_memory(name, m, report["memory"], runs)
     print(f"{name}: {len(m.graph.node)} nodes{' (' + ', '.join(ops) + ')' if ops else ''}, {right} dims right, {wrong} wrong, "
           f"{unknown} not known (over {len(runs)} calls{'; onnxruntime refused ' + str(len(refused)) if refused else ''}); "
           f"fresh {report['fresh']}, not covered {report['not_covered']}; yobx {elapsed:.3f} s")
+    print(f"  memory: weights {report['memory']['weights']['total']} bytes, peak {report['memory']['peak'][:160]}, "
+          f"{len(report['memory']['peak_steps'])} steps in the Max, {report['memory']['unknown']} values of unknown size; "
+          f"{'bytes and peak equal to execution' if not memory_problems else 'MEMORY WRONG'}")
     for w in wrong_list[:20]:
         print("  WRONG", w)
-    return wrong == 0
+    for p in memory_problems[:20]:
+        print("  MEMORY", p)
+    return wrong == 0 and not memory_problems
 
 
 def main():

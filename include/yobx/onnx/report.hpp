@@ -10,6 +10,7 @@
 
 #include <yobx/detail/json.hpp>
 #include <yobx/error.hpp>
+#include <yobx/onnx/memory.hpp>
 #include <yobx/onnx/node_context.hpp>
 
 #include <cstdint>
@@ -169,6 +170,8 @@ struct ShapeReport {
     std::vector<std::pair<std::string, std::string>> name_mapping;  ///< dim_param as written -> symbol
     std::vector<NodeError> node_errors;
     double seconds = 0;
+    /// What the model needs in memory (yobx/adapters/onnx/memory.hpp), when asked for (--memory).
+    std::optional<MemoryReport> memory;
 
     /// `12 values, 40 dims: 30 constant, 8 symbolic, 2 fresh, 0 unknown rank; 0 operators not covered; 0.001 s`.
     std::string summary() const {
@@ -263,7 +266,9 @@ struct ShapeReport {
         });
         char t[32];
         std::snprintf(t, sizeof t, "%.6f", seconds);
-        s += "  \"seconds\": " + std::string(t) + "\n}\n";
+        s += "  \"seconds\": " + std::string(t);
+        if (memory) s += ",\n  \"memory\": " + memory->to_json();
+        s += "\n}\n";
         return s;
     }
 };

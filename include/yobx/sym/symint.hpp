@@ -222,6 +222,11 @@ public:
     static SymInt sym_max(std::initializer_list<SymInt> args) { return extremum(detail::sym::AtomKind::max, args); }
     template <class = void>
     static SymInt sym_min(std::initializer_list<SymInt> args) { return extremum(detail::sym::AtomKind::min, args); }
+    /// The n-ary forms over a vector, simplified once (folding pairs simplifies each partial Max again).
+    template <class = void>
+    static SymInt sym_max(const std::vector<SymInt>& args) { return extremum(detail::sym::AtomKind::max, args); }
+    template <class = void>
+    static SymInt sym_min(const std::vector<SymInt>& args) { return extremum(detail::sym::AtomKind::min, args); }
 
     /// The canonical form (for yobx's own algorithms).
     template <class = void>
@@ -310,8 +315,8 @@ private:
                        [&] { return operation_text(*this, b, op); });
     }
 
-    template <class = void>
-    static SymInt extremum(detail::sym::AtomKind kind, std::initializer_list<SymInt> args) {
+    template <class Args>
+    static SymInt extremum(detail::sym::AtomKind kind, const Args& args) {
         if (args.size() == 0) throw value_error(kind == detail::sym::AtomKind::max ? "sym_max of no arguments" : "sym_min of no arguments");
         detail::sym::Polys polys;
         polys.reserve(args.size());

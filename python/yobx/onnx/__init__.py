@@ -22,7 +22,7 @@ import onnx
 
 from .. import _yobx
 
-__all__ = ["infer_shapes", "infer_shapes_path", "evaluate_shapes", "operator_table"]
+__all__ = ["infer_shapes", "infer_shapes_path", "evaluate_shapes", "memory", "operator_table"]
 
 
 def _hints(hints):
@@ -188,15 +188,57 @@ def evaluate_shapes(model, sizes, *, infer=True, op_profiles=None, onnx_fallback
     is ``None``; a value of unknown rank is ``None``. A size that names no dim of
     the model is a ``ValueError``.
     """
-    if not isinstance(sizes, dict):
-        raise TypeError(f"sizes must be a dict of dim names to sizes, not {type(sizes).__name__}")
-    for name, value in sizes.items():
-        if not isinstance(name, str) or isinstance(value, bool) or not isinstance(value, int):
-            raise ValueError(f"size {name!r}: expected a dim name and an integer, got {value!r}")
+    sizes = _sizes(sizes, "sizes")
     data = _light(model)[0] if isinstance(model, onnx.ModelProto) else _bytes_of(model, "evaluate_shapes")[0]
     shapes = _yobx.evaluate_shapes(data, sizes, infer=bool(infer), strict=False, hints={}, op_profiles=_profiles(op_profiles),
                                    onnx_fallback=bool(onnx_fallback))
     return {name: None if shape is None else tuple(shape) for name, shape in shapes.items()}
+
+
+def _sizes(sizes, what):
+    if not isinstance(sizes, dict):
+        raise TypeError(f"{what} must be a dict of dim names to sizes, not {type(sizes).__name__}")
+    for name, value in sizes.items():
+        if not isinstance(name, str) or isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"size {name!r}: expected a dim name and an integer, got {value!r}")
+    return sizes
+
+
+def memory(model, at=None, *, plot=None, infer=True, hints=None, op_profiles=None, onnx_fallback=True):
+    """What the model needs in memory, from its shapes alone, as a dict (the report's
+    ``memory`` section of ``yobx-onnx-shapes --memory``).
+
+    - ``values``: every value with its ``bytes`` as an expression of the input dims
+      (``"4*batch*seq*768"``; ``None`` with ``why`` when a dim, the rank or the
+      element size is not known), and the steps it is live in (``first``, ``last``);
+    - ``weights``: the initializers' and constants' bytes (``total``, ``by_dtype``,
+      ``external``), counted from their dims, never read;
+    - ``peak``: the peak activation memory over the node order (``order``), one
+      expression, the Max of the steps in ``peak_steps``;
+    - ``growth``: per dim, the outputs whose bytes grow with it and ``per_unit``,
+      the bytes one more unit adds (a KV cache's bytes per token);
+    - with ``at`` (``{"batch": 8, "seq": 4096}``): ``at`` (the peak, the step where
+      it is, the largest values live there) and each value's ``bytes_at``.
+
+    ``plot=("seq", 1, 4096)`` adds ``svg``: the peak activations, weights and total
+    as functions of that dim, the other dims at ``at``. ``infer=False`` reads the
+    dims already written (a model ``infer_shapes`` returned). A size that names no
+    dim, or a dim of the peak without a size, is a ``ValueError``.
+    """
+    at = {} if at is None else _sizes(at, "at")
+    name, lo, hi = "", 0, 0
+    if plot is not None:
+        if not (isinstance(plot, (tuple, list)) and len(plot) == 3 and isinstance(plot[0], str) and
+                all(isinstance(v, int) and not isinstance(v, bool) for v in plot[1:])):
+            raise ValueError(f"plot must be (dim name, low size, high size), not {plot!r}")
+        name, lo, hi = plot
+    data = _light(model)[0] if isinstance(model, onnx.ModelProto) else _bytes_of(model, "memory")[0]
+    report, svg = _yobx.memory(data, at, infer=bool(infer), plot=name, lo=lo, hi=hi, hints=_hints(hints),
+                               op_profiles=_profiles(op_profiles), onnx_fallback=bool(onnx_fallback))
+    out = json.loads(report)
+    if plot is not None:
+        out["svg"] = svg
+    return out
 
 
 def operator_table():

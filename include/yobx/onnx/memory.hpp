@@ -1,0 +1,580 @@
+// yobx/onnx/memory.hpp — the memory a graph needs, from its shapes alone: bytes of every value,
+// weights, peak activation memory over the order the nodes run in, growth per unit of a dim.
+//
+// The ONNX adapter (yobx/adapters/onnx/memory.hpp) reads a shaped model into a MemoryGraph:
+// each value with its bytes as an expression of the input dims, each node a step with what it
+// produces and consumes. plan_memory() applies one liveness rule: a value is live from the step
+// that produces it (graph inputs: from the first) to the step of its last consumer (graph
+// outputs: to the last; a value nobody consumes: its own step only); a step's sum is the bytes
+// live during it plus what its subgraphs need at their own peak. The peak is the maximum of the
+// sums, one expression the ShapeEnv simplifies (the steps no other provably dominates, in a Max).
+//
+//   MemoryReport r = plan_memory(graph, weights);
+//   r.peak.to_string();                         // "4*Max(n**2 + 48*n, 2*n**2 + 32*n)"
+//   r.evaluate({{"batch", 8}, {"seq", 4096}});  // the bytes, the step of the peak, its largest values
+#pragma once
+
+#include <yobx/detail/json.hpp>
+#include <yobx/error.hpp>
+#include <yobx/onnx/node_context.hpp>
+#include <yobx/sym.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+namespace yobx::onnx {
+
+/// The bits of one element of an ONNX element type (4 for the packed int4, uint4 and
+/// float4e2m1; 8 for the float8 types), 0 for string (no fixed size) and unknown types.
+constexpr std::int64_t elem_bits(int elem_type) noexcept {
+    switch (elem_type) {
+        case 2: case 3: case 9: case 17: case 18: case 19: case 20: return 8;  // uint8 int8 bool float8*
+        case 4: case 5: case 10: case 16: return 16;                            // uint16 int16 float16 bfloat16
+        case 1: case 6: case 12: return 32;                                     // float32 int32 uint32
+        case 7: case 11: case 13: case 14: return 64;                           // int64 double uint64 complex64
+        case 15: return 128;                                                    // complex128
+        case 21: case 22: case 23: return 4;                                    // uint4 int4 float4e2m1
+        default: return 0;
+    }
+}
+
+/// The name of an ONNX element type as numpy and torch spell it (`float32`, `int4`), or `type N`.
+inline std::string elem_name(int elem_type) {
+    static constexpr std::string_view names[] = {"undefined", "float32",   "uint8",    "int8",          "uint16",       "int16",
+                                                 "int32",     "int64",     "string",   "bool",          "float16",      "float64",
+                                                 "uint32",    "uint64",    "complex64", "complex128",   "bfloat16",     "float8e4m3fn",
+                                                 "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz", "uint4", "int4", "float4e2m1"};
+    if (elem_type >= 0 && elem_type < static_cast<int>(std::size(names))) return std::string(names[elem_type]);
+    return "type " + std::to_string(elem_type);
+}
+
+/// The bytes of `elements` elements of a type, packed as ONNX packs them (two 4-bit
+/// elements a byte, the last byte padded); nullopt for string and unknown types.
+inline std::optional<SymInt> bytes_of_elements(int elem_type, const SymInt& elements) {
+    const std::int64_t bits = elem_bits(elem_type);
+    if (bits == 0) return std::nullopt;
+    if (bits % 8 == 0) return SymInt(bits / 8) * elements;
+    const std::int64_t per_byte = 8 / bits;
+    return floordiv(elements + SymInt(per_byte - 1), SymInt(per_byte));
+}
+
+/// The Max of expressions none of which is proven below another: one SymInt (the canonical
+/// Max, `4*Max(n**2 + 48*n, 2*n**2 + 32*n)`) when they are at most `joined_at_most`; past that,
+/// canonicalizing the Max compares every pair again (seconds for thousands of arguments), and
+/// it is printed `Max(a, b, ...)`, the arguments each canonical: the same value, read by parse_sym.
+struct MaxOf {
+    static constexpr std::size_t joined_at_most = 64;
+    std::vector<SymInt> args;
+    std::optional<SymInt> joined;
+
+    MaxOf() = default;
+    explicit MaxOf(std::vector<SymInt> a) : args(std::move(a)) {
+        if (args.empty()) args.push_back(SymInt(0));
+        if (args.size() <= joined_at_most) joined = args.size() == 1 ? args[0] : SymInt::sym_max(args);
+    }
+    /// The Max as one SymInt (built now when it has more than joined_at_most arguments).
+    SymInt expression() const { return joined ? *joined : SymInt::sym_max(args); }
+    std::string to_string() const {
+        if (joined) return joined->to_string();
+        std::string s = "Max(";
+        for (std::size_t i = 0; i < args.size(); ++i) s += (i ? ", " : "") + args[i].to_string();
+        return s + ")";
+    }
+    std::int64_t evaluate_with(const SymbolValues& values) const {
+        if (joined) return joined->evaluate_with(values);
+        std::int64_t m = args[0].evaluate_with(values);
+        for (std::size_t i = 1; i < args.size(); ++i) m = std::max(m, args[i].evaluate_with(values));
+        return m;
+    }
+    std::vector<std::string> free_symbols() const {
+        if (joined) return joined->free_symbols();
+        std::vector<std::string> out;
+        for (const auto& a : args)
+            for (auto& n : a.free_symbols()) out.push_back(std::move(n));
+        std::sort(out.begin(), out.end(), [](const std::string& x, const std::string& y) { return yobx::detail::sym::cmp_name(x, y) < 0; });
+        out.erase(std::unique(out.begin(), out.end()), out.end());
+        return out;
+    }
+};
+
+/// A graph as liveness sees it: values, the steps in the order they run, inputs and outputs.
+struct MemoryGraph {
+    struct Value {
+        std::string name;
+        std::optional<SymInt> bytes;  ///< nullopt: a dim, the rank or the element size is not known
+        std::string kind = "tensor";  ///< "tensor", "sequence element", "optional"
+        std::string why;              ///< why bytes is nullopt
+    };
+    struct Step {
+        std::string node, op;
+        std::vector<std::size_t> produced;  ///< indices into values
+        std::vector<std::size_t> consumed;  ///< its inputs and the outer values its subgraphs read
+        std::optional<SymInt> inner;        ///< the peak of its subgraphs (If: the larger branch)
+    };
+    std::vector<Value> values;
+    std::vector<std::size_t> inputs, outputs;
+    std::vector<Step> steps;
+    std::string order = "model";  ///< "model": the model's node order; "topological": the walk's
+};
+
+/// The initializers' and constants' bytes.
+struct Weights {
+    std::int64_t total = 0, count = 0, external = 0;  ///< external: the bytes stored outside the model file
+    std::map<std::string, std::int64_t> by_dtype;
+};
+
+/// What plan_memory found; evaluate() puts sizes in.
+struct MemoryReport {
+    struct Value {
+        std::string name, kind, why;
+        std::optional<SymInt> bytes;
+        std::size_t first = 0, last = 0;  ///< the steps it is live in
+    };
+    struct Growth {
+        std::string dim;
+        std::vector<std::string> outputs;  ///< the graph outputs whose bytes depend on dim
+        SymInt bytes, per_unit;            ///< their bytes, and how much more for dim + 1
+    };
+    /// The report at given sizes.
+    struct At {
+        SymbolValues sizes;
+        std::int64_t peak = 0, weights = 0;
+        std::size_t step = 0;  ///< the first step at the peak
+        std::string node, op;
+        std::vector<std::pair<std::string, std::int64_t>> largest;  ///< the largest values live there
+        std::vector<std::optional<std::int64_t>> value_bytes;        ///< per value of `values`
+        std::vector<std::optional<std::int64_t>> per_unit;           ///< per growth
+    };
+
+    std::string order;
+    std::vector<Value> values;
+    std::size_t unknown = 0;
+    Weights weights;
+    std::vector<std::string> step_nodes, step_ops;
+    std::vector<SymInt> step_sums;                               ///< per step
+    std::vector<std::pair<std::size_t, SymInt>> subgraphs;       ///< (step, its subgraphs' peak)
+    MaxOf peak;
+    std::vector<std::size_t> peak_steps;  ///< the steps the peak is the Max of
+    std::vector<Growth> growth;
+    std::optional<At> at;
+
+    /// The bytes at `sizes`: every symbol of the peak needs a size (a value_error names the missing).
+    At evaluate(const SymbolValues& sizes, std::size_t largest = 5) const {
+        std::vector<std::string> missing;
+        for (const auto& s : peak.free_symbols())
+            if (!sizes.count(s)) missing.push_back(s);
+        if (!missing.empty()) {
+            std::string m, all;
+            for (const auto& s : missing) m += (m.empty() ? "'" : ", '") + s + "'";
+            for (const auto& s : peak.free_symbols()) all += (all.empty() ? "" : ", ") + s;
+            throw value_error("memory: no size for " + m + " (the peak's symbols: " + all + ")");
+        }
+        const auto known = symbols();
+        for (const auto& [name, v] : sizes)
+            if (!known.count(name)) {
+                std::string all;
+                for (const auto& s : known) all += (all.empty() ? "" : ", ") + s;
+                throw value_error("memory: size '" + name + "' names no dim of the model (its symbols: " + (all.empty() ? "none" : all) + ")");
+            }
+        At a;
+        a.sizes = sizes;
+        a.weights = weights.total;
+        const auto value = [&](const auto& e, std::string_view what) {
+            try {
+                return e.evaluate_with(sizes);
+            } catch (const yobx::error& err) {
+                throw value_error("memory: " + std::string(what) + " '" + e.to_string() + "' at the given sizes: " + err.what());
+            }
+        };
+        a.peak = value(peak, "the peak");
+        for (std::size_t i = 0; i < step_sums.size(); ++i)
+            if (value(step_sums[i], "the bytes of step " + std::to_string(i)) == a.peak) {
+                a.step = i;
+                break;
+            }
+        if (!step_sums.empty()) {
+            a.node = step_nodes[a.step];
+            a.op = step_ops[a.step];
+        }
+        for (const auto& v : values) {
+            std::optional<std::int64_t> b;
+            if (v.bytes && covered(*v.bytes, sizes)) b = value(*v.bytes, "the bytes of '" + v.name + "'");
+            a.value_bytes.push_back(b);
+            if (b && !step_sums.empty() && v.first <= a.step && a.step <= v.last) a.largest.emplace_back(v.name, *b);
+        }
+        std::stable_sort(a.largest.begin(), a.largest.end(), [](const auto& x, const auto& y) { return x.second > y.second; });
+        if (a.largest.size() > largest) a.largest.resize(largest);
+        for (const auto& g : growth)
+            a.per_unit.push_back(covered(g.per_unit, sizes) ? std::optional<std::int64_t>(value(g.per_unit, "the growth")) : std::nullopt);
+        return a;
+    }
+
+    /// The lines the CLI's summary adds: weights, peak, growth (and the values at `at`).
+    std::string summary() const {
+        std::string s = "memory: weights " + human(weights.total) + " (" + std::to_string(weights.count) + " tensors); peak activations " +
+                        peak.to_string() + " (over " + std::to_string(step_sums.size()) + " steps in the " + order + " order";
+        s += unknown ? ", " + std::to_string(unknown) + " values of unknown size not counted)" : ")";
+        for (const auto& g : growth) s += "\nmemory: outputs grow by " + g.per_unit.to_string() + " bytes per unit of " + g.dim;
+        if (at) {
+            std::string sizes;
+            for (const auto& [k, v] : at->sizes) sizes += (sizes.empty() ? "" : ", ") + k + "=" + std::to_string(v);
+            s += "\nmemory at " + sizes + ": peak activations " + human(at->peak) + " at step " + std::to_string(at->step) + " (" +
+                 at->op + " '" + at->node + "'), weights " + human(at->weights) + ", total " + human(at->peak + at->weights);
+        }
+        return s;
+    }
+
+    /// The report's "memory" section, as JSON.
+    std::string to_json(std::string_view indent = "  ") const {
+        using yobx::detail::json::write_string;
+        const std::string in(indent), in2 = in + "  ";
+        std::string s = "{\n";
+        const auto str = [&](std::string_view v) { write_string(s, v); };
+        const auto opt = [&](const std::optional<SymInt>& e) {
+            if (e) str(e->to_string());
+            else s += "null";
+        };
+        s += in2 + "\"order\": ";
+        str(order);
+        s += ",\n" + in2 + "\"weights\": {\"total\": " + std::to_string(weights.total) + ", \"count\": " + std::to_string(weights.count) +
+             ", \"external\": " + std::to_string(weights.external) + ", \"by_dtype\": {";
+        bool first = true;
+        for (const auto& [k, v] : weights.by_dtype) {
+            s += first ? "" : ", ";
+            first = false;
+            str(k);
+            s += ": " + std::to_string(v);
+        }
+        s += "}},\n" + in2 + "\"peak\": ";
+        str(peak.to_string());
+        s += ",\n" + in2 + "\"peak_steps\": [";
+        for (std::size_t i = 0; i < peak_steps.size(); ++i) {
+            const std::size_t k = peak_steps[i];
+            s += (i ? ",\n" : "\n") + in2 + "  {\"step\": " + std::to_string(k) + ", \"node\": ";
+            str(step_nodes[k]);
+            s += ", \"op\": ";
+            str(step_ops[k]);
+            s += ", \"bytes\": ";
+            str(step_sums[k].to_string());
+            s += "}";
+        }
+        s += (peak_steps.empty() ? "" : "\n" + in2) + "],\n" + in2 + "\"steps\": " + std::to_string(step_sums.size()) + ",\n";
+        s += in2 + "\"subgraphs\": [";
+        for (std::size_t i = 0; i < subgraphs.size(); ++i) {
+            s += (i ? ", " : "") + std::string("{\"step\": ") + std::to_string(subgraphs[i].first) + ", \"node\": ";
+            str(step_nodes[subgraphs[i].first]);
+            s += ", \"bytes\": ";
+            str(subgraphs[i].second.to_string());
+            s += "}";
+        }
+        s += "],\n" + in2 + "\"growth\": [";
+        for (std::size_t i = 0; i < growth.size(); ++i) {
+            s += (i ? ",\n" : "\n") + in2 + "  {\"dim\": ";
+            str(growth[i].dim);
+            s += ", \"bytes\": ";
+            str(growth[i].bytes.to_string());
+            s += ", \"per_unit\": ";
+            str(growth[i].per_unit.to_string());
+            if (at) s += ", \"per_unit_at\": " + (at->per_unit[i] ? std::to_string(*at->per_unit[i]) : std::string("null"));
+            s += ", \"outputs\": [";
+            for (std::size_t j = 0; j < growth[i].outputs.size(); ++j) {
+                s += j ? ", " : "";
+                str(growth[i].outputs[j]);
+            }
+            s += "]}";
+        }
+        s += (growth.empty() ? "" : "\n" + in2) + "],\n" + in2 + "\"unknown\": " + std::to_string(unknown) + ",\n";
+        s += in2 + "\"values\": [";
+        for (std::size_t i = 0; i < values.size(); ++i) {
+            const auto& v = values[i];
+            s += (i ? ",\n" : "\n") + in2 + "  {\"name\": ";
+            str(v.name);
+            s += ", \"kind\": ";
+            str(v.kind);
+            s += ", \"bytes\": ";
+            opt(v.bytes);
+            if (at) s += ", \"bytes_at\": " + (at->value_bytes[i] ? std::to_string(*at->value_bytes[i]) : std::string("null"));
+            s += ", \"first\": " + std::to_string(v.first) + ", \"last\": " + std::to_string(v.last);
+            if (!v.why.empty()) {
+                s += ", \"why\": ";
+                str(v.why);
+            }
+            s += "}";
+        }
+        s += (values.empty() ? "" : "\n" + in2) + "]";
+        if (at) {
+            s += ",\n" + in2 + "\"at\": {\"sizes\": {";
+            first = true;
+            for (const auto& [k, v] : at->sizes) {
+                s += first ? "" : ", ";
+                first = false;
+                str(k);
+                s += ": " + std::to_string(v);
+            }
+            s += "}, \"peak\": " + std::to_string(at->peak) + ", \"weights\": " + std::to_string(at->weights) +
+                 ", \"total\": " + std::to_string(at->peak + at->weights) + ", \"step\": " + std::to_string(at->step) + ", \"node\": ";
+            str(at->node);
+            s += ", \"op\": ";
+            str(at->op);
+            s += ", \"largest\": [";
+            for (std::size_t i = 0; i < at->largest.size(); ++i) {
+                s += i ? ", " : "";
+                s += "{\"name\": ";
+                str(at->largest[i].first);
+                s += ", \"bytes\": " + std::to_string(at->largest[i].second) + "}";
+            }
+            s += "]}";
+        }
+        s += "\n" + in + "}";
+        return s;
+    }
+
+    /// `1.5 MiB`, `512 B`: binary units, three significant digits.
+    static std::string human(std::int64_t bytes) {
+        static constexpr const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+        double v = static_cast<double>(bytes);
+        std::size_t u = 0;
+        while (v >= 1024 && u + 1 < std::size(units)) {
+            v /= 1024;
+            ++u;
+        }
+        char buf[48];
+        if (u == 0) std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(bytes));
+        else std::snprintf(buf, sizeof buf, v < 10 ? "%.2f %s" : v < 100 ? "%.1f %s" : "%.0f %s", v, units[u]);
+        return buf;
+    }
+
+    /// The symbols of the values' bytes and of the peak.
+    std::set<std::string, std::less<>> symbols() const {
+        std::set<std::string, std::less<>> out;
+        for (const auto& s : peak.free_symbols()) out.insert(s);
+        for (const auto& v : values)
+            if (v.bytes)
+                for (const auto& s : v.bytes->free_symbols()) out.insert(s);
+        return out;
+    }
+
+private:
+    static bool covered(const SymInt& e, const SymbolValues& sizes) {
+        for (const auto& s : e.free_symbols())
+            if (!sizes.count(s)) return false;
+        return true;
+    }
+};
+
+namespace detail {
+
+/// A ShapeEnv whose symbols are those of `exprs`, each a size ([0, oo]).
+inline ShapeEnv sizes_env(const std::vector<const SymInt*>& exprs) {
+    ShapeEnv env;
+    for (const SymInt* e : exprs)
+        for (const auto& s : e->free_symbols())
+            if (!env.has_symbol(s)) env.create_symbol(s, std::nullopt, ValueRange::size());
+    return env;
+}
+
+/// A Mod or FloorDiv of `x + c` by `k` in e (x a size symbol, 0 <= c < k): (x, c, k).
+inline std::optional<std::tuple<std::string, std::int64_t, std::int64_t>> residue_atom(const SymInt& e) {
+    using namespace yobx::detail::sym;
+    return e.with_poly([](const Poly& p) -> std::optional<std::tuple<std::string, std::int64_t, std::int64_t>> {
+        for (const Term& t : p.terms)
+            for (const Factor& f : t.mono) {
+                const Atom& a = *f.atom;
+                if (a.kind != AtomKind::mod && a.kind != AtomKind::floordiv) continue;
+                const Poly& n = a.args[0];
+                const Poly& k = a.args[1];
+                if (!k.is_constant() || k.constant < 2 || n.terms.size() != 1 || n.terms[0].coef != 1 || n.terms[0].mono.size() != 1)
+                    continue;
+                const Factor& x = n.terms[0].mono[0];
+                if (x.exp != 1 || x.atom->kind != AtomKind::symbol || n.constant < 0 || n.constant >= k.constant) continue;
+                return std::tuple{x.atom->name, n.constant, k.constant};
+            }
+        return std::nullopt;
+    });
+}
+
+/// d >= 0 for all sizes, proven by the ShapeEnv; failing that, with each `Mod(x + c, k)` and
+/// `(x + c)//k` undone: x written k*q + r - c (q a size, r in [0, k - 1]) makes the residues
+/// plain symbols, and `64*x*(x + 1 - Mod(x + 1, 2))` is `128*x*q`. Sound: the (q, r) cover every x.
+inline bool proven_nonnegative(const SymInt& d) {
+    try {
+        ShapeEnv env = sizes_env({&d});
+        if (env.statically_known_true(d >= 0)) return true;
+        SymInt e = d;
+        for (int round = 0; round < 4; ++round) {
+            const auto atom = residue_atom(e);
+            if (!atom) return false;
+            const auto& [x, c, k] = *atom;
+            const std::string q = "_q" + std::to_string(round), r = "_r" + std::to_string(round);
+            if (env.has_symbol(q) || env.has_symbol(r)) return false;
+            env.create_symbol(q, std::nullopt, ValueRange::size());
+            env.create_symbol(r, std::nullopt, ValueRange::between(0, k - 1));
+            e = env.simplify(e.subs({{x, SymInt(k) * SymInt::symbol(q) + SymInt::symbol(r) - SymInt(c)}}));
+            if (env.statically_known_true(e >= 0)) return true;
+        }
+    } catch (const yobx::error&) {  // an undefined question (a division by a size that may be 0), too large an expansion
+    }
+    return false;
+}
+
+}  // namespace detail
+
+/// The peak of step sums: the steps no other provably dominates, their Max; the kept steps'
+/// indices in `kept`. The sums are first compared at a few sizes: where a <= b fails at one of
+/// them, or a has a symbol b lacks, no proof is tried. A step is proven below at most `max_tries`
+/// of the kept steps above it at those sizes, the nearest first; a difference of more than
+/// `max_terms` terms is not tried, and the proofs together go through at most `budget` terms:
+/// past them a step is kept unproven (the Max longer, its value the same), so that a graph of
+/// thousands of steps with as many data-dependent sizes is planned in seconds.
+inline MaxOf peak_of(const std::vector<SymInt>& sums, std::vector<std::size_t>* kept = nullptr, std::size_t max_tries = 4,
+                     std::size_t max_terms = 64, std::size_t budget = 50000) {
+    std::vector<const SymInt*> all;
+    for (const auto& s : sums) all.push_back(&s);
+    const ShapeEnv env = detail::sizes_env(all);
+    // each symbol at 1, at 2, and at small and large sizes that differ between symbols, in two orders
+    std::vector<std::string> names;
+    for (const SymInt* e : all)
+        for (auto& n : e->free_symbols()) names.push_back(std::move(n));
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    std::vector<SymbolValues> samples(6);
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        const std::size_t j = names.size() - 1 - i;
+        samples[0][names[i]] = 1;
+        samples[1][names[i]] = 2;
+        samples[2][names[i]] = 3 + static_cast<std::int64_t>((i * 7) % 29);
+        samples[3][names[i]] = 1000 + static_cast<std::int64_t>((i * 37) % 997);
+        samples[4][names[i]] = 3 + static_cast<std::int64_t>((j * 11) % 31);
+        samples[5][names[i]] = 1000 + static_cast<std::int64_t>((j * 53) % 991);
+    }
+    std::vector<std::vector<std::optional<std::int64_t>>> at(sums.size());
+    for (std::size_t i = 0; i < sums.size(); ++i)
+        for (const auto& sample : samples) {
+            std::optional<std::int64_t> v;
+            try {
+                v = sums[i].evaluate_with(sample);
+            } catch (const yobx::error&) {  // a division by a size that is 0 there, an overflow
+            }
+            at[i].push_back(v);
+        }
+    // a sum with a symbol the other lacks (a data-dependent size of its own) is not proven below it:
+    // as that size grows, it does too; the proof is not tried
+    std::vector<std::vector<std::string>> symbols(sums.size());
+    for (std::size_t i = 0; i < sums.size(); ++i) symbols[i] = sums[i].free_symbols();
+    const auto below_at_samples = [&](std::size_t a, std::size_t b) {
+        for (std::size_t k = 0; k < samples.size(); ++k)
+            if (at[a][k] && at[b][k] && *at[a][k] > *at[b][k]) return false;
+        return std::includes(symbols[b].begin(), symbols[b].end(), symbols[a].begin(), symbols[a].end(),
+                             [](const std::string& x, const std::string& y) { return yobx::detail::sym::cmp_name(x, y) < 0; });
+    };
+    const auto proven = [&](std::size_t a, std::size_t b) {
+        if (sums[a].identical(sums[b])) return true;
+        if (budget == 0) return false;
+        const SymInt d = sums[b] - sums[a];
+        const std::size_t terms = d.with_poly([](const yobx::detail::sym::Poly& p) { return p.terms.size(); });
+        if (terms > max_terms) return false;
+        budget -= std::min(budget, terms + 1);
+        return detail::proven_nonnegative(d);
+    };
+    std::vector<std::size_t> keep, above;
+    for (std::size_t i = 0; i < sums.size(); ++i) {
+        // the kept steps above this one at every sample, the nearest first (sharing the most live values,
+        // their difference is the shortest to prove)
+        above.clear();
+        for (std::size_t k : keep)
+            if (below_at_samples(i, k)) above.push_back(k);
+        std::sort(above.begin(), above.end(), std::greater<>());
+        bool dominated = false;
+        for (std::size_t n = 0; n < above.size() && n < max_tries && !dominated; ++n) dominated = proven(i, above[n]);
+        if (dominated) continue;
+        std::erase_if(keep, [&](std::size_t k) { return below_at_samples(k, i) && proven(k, i); });
+        keep.push_back(i);
+    }
+    std::sort(keep.begin(), keep.end());
+    // each argument simplified, then one Max
+    std::vector<SymInt> args;
+    for (std::size_t k : keep) args.push_back(env.simplify(sums[k]));
+    if (kept) *kept = keep;
+    return MaxOf(std::move(args));
+}
+
+/// The liveness of `g`'s values over its steps, the peak and the outputs' growth per unit of each dim.
+inline MemoryReport plan_memory(const MemoryGraph& g, Weights weights = {}) {
+    MemoryReport r;
+    r.order = g.order;
+    r.weights = std::move(weights);
+    const std::size_t n = g.steps.size(), last = n ? n - 1 : 0;
+    constexpr std::size_t none = static_cast<std::size_t>(-1);
+    std::vector<std::size_t> first(g.values.size(), none), until(g.values.size(), none);
+    for (std::size_t v : g.inputs) first[v] = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        for (std::size_t v : g.steps[i].produced)
+            if (first[v] == none) first[v] = i;
+        for (std::size_t v : g.steps[i].consumed) until[v] = i;
+    }
+    for (std::size_t v : g.outputs) until[v] = last;
+    for (std::size_t v = 0; v < g.values.size(); ++v) {
+        if (first[v] == none) continue;  // an outer value a subgraph reads, or nobody's
+        if (until[v] == none || until[v] < first[v]) until[v] = first[v];
+        const auto& gv = g.values[v];
+        r.values.push_back({gv.name, gv.kind, gv.why, gv.bytes, first[v], until[v]});
+        if (!gv.bytes) ++r.unknown;
+    }
+    // the step sums, incrementally: a value enters at its first step and leaves after its last
+    std::vector<std::vector<const MemoryReport::Value*>> enter(n + 1), leave(n + 1);
+    for (const auto& v : r.values)
+        if (v.bytes) {
+            enter[v.first].push_back(&v);
+            leave[v.last].push_back(&v);
+        }
+    SymInt live(0);
+    for (std::size_t i = 0; i < n; ++i) {
+        for (const auto* v : enter[i]) live = live + *v->bytes;
+        r.step_nodes.push_back(g.steps[i].node);
+        r.step_ops.push_back(g.steps[i].op);
+        if (g.steps[i].inner) {
+            r.subgraphs.emplace_back(i, *g.steps[i].inner);
+            r.step_sums.push_back(live + *g.steps[i].inner);
+        } else {
+            r.step_sums.push_back(live);
+        }
+        for (const auto* v : leave[i]) live = live - *v->bytes;
+    }
+    if (n == 0) {  // no node: the inputs, which are the outputs, are all there is
+        for (const auto* v : enter[0]) live = live + *v->bytes;
+        r.peak = MaxOf({live});
+    } else {
+        r.peak = peak_of(r.step_sums, &r.peak_steps);
+    }
+    // growth: the outputs' bytes, per unit of each dim they depend on
+    std::map<std::string, MemoryReport::Growth> growth;
+    std::vector<std::string> dims;
+    for (std::size_t v : g.outputs)
+        if (g.values[v].bytes)
+            for (const auto& s : g.values[v].bytes->free_symbols()) {
+                auto [it, fresh] = growth.try_emplace(s);
+                if (fresh) dims.push_back(s);
+                it->second.dim = s;
+                it->second.outputs.push_back(g.values[v].name);
+                it->second.bytes = it->second.bytes + *g.values[v].bytes;
+            }
+    for (const auto& d : dims) {
+        auto& gr = growth[d];
+        const SymInt next = gr.bytes.subs({{d, SymInt::symbol(d) + SymInt(1)}});
+        const ShapeEnv env = detail::sizes_env({&gr.bytes});
+        gr.per_unit = env.simplify(next - gr.bytes);
+        r.growth.push_back(std::move(gr));
+    }
+    return r;
+}
+
+}  // namespace yobx::onnx

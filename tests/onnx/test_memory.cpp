@@ -1,0 +1,234 @@
+// Memory from shapes: element sizes, the liveness rule (a value consumed twice, a graph output
+// also consumed, an unused value, a subgraph), weights counted from dims, the peak as a Max of
+// the steps no other dominates, growth per unit of a dim, evaluation at sizes, the SVG.
+// Models are written in ONNX's text format (onnx/defs/parser.h) and shaped by infer_shapes.
+#include <yobx/adapters/onnx.hpp>
+#include <yobx/adapters/onnx/memory.hpp>
+#include <yobx/onnx/memory_plot.hpp>
+
+#include "../error_of.hpp"
+
+#include <doctest/doctest.h>
+#include <onnx/defs/parser.h>
+
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using test::error_of;
+using yobx::onnx::MemoryReport;
+
+namespace {
+
+/// The model of ONNX's text format, shaped, and its memory.
+MemoryReport memory_of_text(const std::string& text, ::onnx::ModelProto* out = nullptr) {
+    ::onnx::ModelProto model;
+    const auto status = ::onnx::OnnxParser::Parse(model, text.c_str());
+    REQUIRE_MESSAGE(status.IsOK(), status.ErrorMessage());
+    const auto report = yobx::onnx::infer_shapes(model);
+    if (out) *out = model;
+    return yobx::onnx::memory_of(model, report);
+}
+
+std::string liveness(const MemoryReport& r) {
+    std::string s;
+    for (const auto& v : r.values) s += v.name + "[" + std::to_string(v.first) + "," + std::to_string(v.last) + "]=" + (v.bytes ? v.bytes->to_string() : "?") + " ";
+    return s;
+}
+
+std::string sums(const MemoryReport& r) {
+    std::string s;
+    for (const auto& e : r.step_sums) s += e.to_string() + "; ";
+    return s;
+}
+
+const std::string chain = R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[n, 16] X) => (float[n, n] Y, float[n, 16] Z) {
+  T = Transpose(X)
+  S = MatMul(X, T)
+  U = Relu(X)
+  A = Relu(X)
+  B = Relu(A)
+  Y = Relu(S)
+  Z = Add(A, B)
+})";
+
+}  // namespace
+
+TEST_CASE("element sizes: 4-bit types packed two a byte, strings without a size") {
+    using yobx::onnx::bytes_of_elements;
+    using yobx::onnx::elem_bits;
+    CHECK(elem_bits(1) == 32);
+    CHECK(elem_bits(9) == 8);    // bool
+    CHECK(elem_bits(10) == 16);  // float16
+    CHECK(elem_bits(16) == 16);  // bfloat16
+    CHECK(elem_bits(15) == 128); // complex128
+    CHECK(elem_bits(17) == 8);   // float8e4m3fn
+    CHECK(elem_bits(22) == 4);   // int4
+    CHECK(elem_bits(8) == 0);    // string
+    CHECK(elem_bits(99) == 0);
+    const yobx::SymInt n = yobx::SymInt::symbol("n");
+    CHECK(bytes_of_elements(10, n * 3)->to_string() == "6*n");
+    CHECK(bytes_of_elements(22, n)->to_string() == "(n + 1)//2");
+    CHECK(bytes_of_elements(22, yobx::SymInt(5))->maybe_constant() == 3);
+    CHECK_FALSE(bytes_of_elements(8, n).has_value());
+    CHECK(yobx::onnx::elem_name(21) == "uint4");
+    CHECK(yobx::onnx::elem_name(40) == "type 40");
+}
+
+TEST_CASE("liveness: a value consumed twice lives to its last consumer, an output to the end, an unused one its own step") {
+    const MemoryReport r = memory_of_text(chain);
+    CHECK(r.order == "model");
+    CHECK(liveness(r) == "X[0,3]=64*n T[0,1]=64*n S[1,5]=4*n**2 U[2,2]=64*n A[3,6]=64*n B[4,6]=64*n Y[5,6]=4*n**2 Z[6,6]=64*n ");
+    CHECK(sums(r) == "128*n; 4*n**2 + 128*n; 4*n**2 + 128*n; 4*n**2 + 128*n; 4*n**2 + 128*n; 8*n**2 + 128*n; 4*n**2 + 192*n; ");
+    // neither of steps 5 and 6 dominates the other (8n^2 + 128n against 4n^2 + 192n: equal at n = 16)
+    CHECK(r.peak.to_string() == "4*Max(n**2 + 48*n, 2*n**2 + 32*n)");
+    CHECK(r.peak_steps == std::vector<std::size_t>{5, 6});
+    REQUIRE(r.growth.size() == 1);
+    CHECK(r.growth[0].dim == "n");
+    CHECK(r.growth[0].outputs == std::vector<std::string>{"Y", "Z"});
+    CHECK(r.growth[0].per_unit.to_string() == "8*n + 68");  // 4*(n+1)^2 + 64*(n+1) - (4n^2 + 64n)
+    const auto at = r.evaluate({{"n", 10}});
+    CHECK(at.peak == 4 * (100 + 480));  // step 6: A, B, Y, Z
+    CHECK(at.step == 6);
+    CHECK(at.op == "Add");
+    REQUIRE(at.largest.size() == 4);
+    CHECK(at.largest[0] == std::pair<std::string, std::int64_t>{"A", 640});
+    CHECK(at.largest[3] == std::pair<std::string, std::int64_t>{"Y", 400});
+    CHECK(r.evaluate({{"n", 20}}).step == 5);
+    CHECK(r.evaluate({{"n", 20}}).per_unit[0] == 228);
+}
+
+TEST_CASE("a graph output also consumed lives to the end; a graph input not consumed lives at the first step") {
+    const MemoryReport r = memory_of_text(R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[n] X, int64[n, 2] I) => (float[n] A, float[n] B) {
+  A = Relu(X)
+  B = Neg(A)
+})");
+    CHECK(liveness(r) == "X[0,0]=4*n I[0,0]=16*n A[0,1]=4*n B[1,1]=4*n ");
+    CHECK(sums(r) == "24*n; 8*n; ");
+    CHECK(r.peak.to_string() == "24*n");
+}
+
+TEST_CASE("a subgraph's peak is part of its node's step; the outer values it reads live to that step") {
+    ::onnx::ModelProto model;
+    const MemoryReport r = memory_of_text(R"(<ir_version: 8, opset_import: ["" : 17]>
+g (bool c, float[n] X) => (float[n] Y) {
+  W = Relu(X)
+  V = Neg(X)
+  Y = If(c) <then_branch = t () => (float[n] a) { a0 = Relu(W)
+  a = Neg(a0) }, else_branch = e () => (float[n] b) { b = Neg(W) }>
+})",
+                                          &model);
+    // then: W is outer (not counted inside); a0 and a live together at the second step: 8n; else: 4n
+    REQUIRE(r.subgraphs.size() == 1);
+    CHECK(r.subgraphs[0].first == 2);
+    CHECK(r.subgraphs[0].second.to_string() == "8*n");
+    CHECK(liveness(r) == "c[0,2]=1 X[0,1]=4*n W[0,2]=4*n V[1,1]=4*n Y[2,2]=4*n ");
+    CHECK(sums(r) == "8*n + 1; 12*n + 1; 16*n + 1; ");
+    CHECK(r.peak.to_string() == "16*n + 1");
+}
+
+TEST_CASE("weights: initializers and constants by dtype from their dims, external data counted and never read") {
+    ::onnx::ModelProto model;
+    const std::string text = R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[n, 4] X) => (float[n, 4] Y) {
+  C = Constant <value = float[4] {1.0, 2.0, 3.0, 4.0}> ()
+  K = Constant <value_ints = [1, 2, 3]> ()
+  A = Add(X, C)
+  Y = Mul(A, C)
+})";
+    REQUIRE(::onnx::OnnxParser::Parse(model, text.c_str()).IsOK());
+    auto* w = model.mutable_graph()->add_initializer();
+    w->set_name("W");
+    w->set_data_type(::onnx::TensorProto::FLOAT16);
+    for (std::int64_t d : {1000, 300}) w->add_dims(d);
+    w->set_data_location(::onnx::TensorProto::EXTERNAL);
+    auto* e = w->add_external_data();
+    e->set_key("location");
+    e->set_value("nowhere.bin");  // never opened: the dims say the size
+    auto* q = model.mutable_graph()->add_initializer();
+    q->set_name("Q");
+    q->set_data_type(22);  // int4: 7 elements in 4 bytes
+    q->add_dims(7);
+    q->set_raw_data(std::string(4, '\0'));
+    const auto report = yobx::onnx::infer_shapes(model);
+    const MemoryReport r = yobx::onnx::memory_of(model, report);
+    CHECK(r.weights.total == 16 + 24 + 600000 + 4);
+    CHECK(r.weights.count == 4);
+    CHECK(r.weights.external == 600000);
+    CHECK(r.weights.by_dtype == std::map<std::string, std::int64_t>{{"float16", 600000}, {"float32", 16}, {"int4", 4}, {"int64", 24}});
+    // the constants are weights, not activations
+    CHECK(liveness(r) == "X[0,2]=16*n A[2,3]=16*n Y[3,3]=16*n ");
+    CHECK(r.to_json().find("\"weights\": {\"total\": 600044, \"count\": 4, \"external\": 600000, \"by_dtype\": {\"float16\": 600000, "
+                           "\"float32\": 16, \"int4\": 4, \"int64\": 24}}") != std::string::npos);
+}
+
+TEST_CASE("a value of unknown size is listed, said why, and not counted") {
+    const MemoryReport r = memory_of_text(R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[n] X, string[n] S) => (float[n] Y) {
+  Y = Relu(X)
+})");
+    CHECK(r.unknown == 1);
+    CHECK(liveness(r) == "X[0,0]=4*n S[0,0]=? Y[0,0]=4*n ");
+    CHECK(r.values[1].why == "strings have no fixed size");
+    CHECK(r.peak.to_string() == "8*n");
+    CHECK(r.summary() == "memory: weights 0 B (0 tensors); peak activations 8*n (over 1 steps in the model order, 1 values of unknown size "
+                         "not counted)\nmemory: outputs grow by 4 bytes per unit of n");
+}
+
+TEST_CASE("a model whose nodes are out of order is planned in a topological order, said so") {
+    const MemoryReport r = memory_of_text(R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[n] X) => (float[n] Y) {
+  Y = Neg(A)
+  A = Relu(X)
+})");
+    CHECK(r.order == "topological");
+    CHECK(r.step_ops == std::vector<std::string>{"Relu", "Neg"});
+    CHECK(liveness(r) == "X[0,0]=4*n A[0,1]=4*n Y[1,1]=4*n ");
+}
+
+TEST_CASE("memory at sizes: a missing or misspelt size is an error naming it") {
+    const MemoryReport r = memory_of_text(chain);
+    CHECK(error_of([&] { (void)r.evaluate({}); }) == "memory: no size for 'n' (the peak's symbols: n)");
+    CHECK(error_of([&] { (void)r.evaluate({{"n", 2}, {"m", 3}}); }) == "memory: size 'm' names no dim of the model (its symbols: n)");
+    CHECK(MemoryReport::human(512) == "512 B");
+    CHECK(MemoryReport::human(1536) == "1.50 KiB");
+    CHECK(MemoryReport::human(200LL << 30) == "200 GiB");
+}
+
+TEST_CASE("the SVG's series are the peak expression's values and its breakpoint is where the dominating step changes") {
+    const MemoryReport r = memory_of_text(chain);
+    const std::string svg = yobx::onnx::memory_svg(r, "n", 0, 40, {});
+    CHECK(svg.rfind("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\"", 0) == 0);
+    const auto attr = [&](std::string_view series, std::string_view name) {
+        const auto at = svg.find("data-name=\"" + std::string(series) + "\"");
+        REQUIRE(at != std::string::npos);
+        const auto start = svg.find(std::string(name) + "=\"", at) + name.size() + 2;
+        return svg.substr(start, svg.find('"', start) - start);
+    };
+    std::istringstream xs(attr("peak activations", "data-x")), bytes(attr("peak activations", "data-bytes"));
+    std::int64_t x = 0, b = 0, count = 0;
+    while (xs >> x && bytes >> b) {
+        CHECK(b == r.peak.evaluate_with({{"n", x}}));
+        ++count;
+    }
+    CHECK(count == 41);
+    // 8n^2 + 128n > 4n^2 + 192n from n = 17 on (equal at 16): step 6 (Add) below, step 5 (Relu) from there
+    CHECK(svg.find("<g class=\"breakpoint\" data-x=\"17\" data-node=\"Y\">") != std::string::npos);
+    CHECK(svg.find("n=17: Relu</text>") != std::string::npos);
+    CHECK(svg.find(" KiB</text>") != std::string::npos);
+    // sampled: the first 64 sizes and 200 spread, the breakpoint still exact
+    const auto wide = yobx::onnx::plot_data(r, "n", 0, 100000, {});
+    CHECK(wide.samples.size() == 263);  // 0 is in both
+    REQUIRE(wide.breakpoints.size() == 1);
+    CHECK(wide.breakpoints[0].x == 17);
+    CHECK(wide.breakpoints[0].step == 5);
+    const auto far = yobx::onnx::plot_data(r, "n", 1000, 100000, {});
+    CHECK(far.breakpoints.empty());
+    CHECK(far.samples.front().step == 5);
+    CHECK(error_of([&] { (void)yobx::onnx::plot_data(r, "m", 0, 4, {}); }) == "memory plot: the peak does not depend on 'm' (its symbols: n)");
+    CHECK(error_of([&] { (void)yobx::onnx::plot_data(r, "n", 5, 4, {}); }) ==
+          "memory plot: the range 5:4 of 'n' must be sizes LO:HI with 0 <= LO <= HI");
+}
