@@ -12,6 +12,7 @@ check() {  # name, expected, actual
     if [ "$2" == "$3" ]; then echo "ok: $1"; else echo "FAILED: $1"; echo "  expected: $2"; echo "  got:      $3"; failed=1; fi
 }
 usage="usage: yobx-onnx-shapes IN.onnx OUT.onnx [--report FILE] [--strict] [--hint NAME=VALUE]... [--op-profiles FILE]
+                        [--memory] [--at NAME=VALUE]... [--plot NAME=LO:HI FILE.svg]
        yobx-onnx-shapes --list-operators"
 # fails: a model that cannot be read or inferred: stderr is exactly the one expected line,
 # exit status 1, no output file
@@ -127,6 +128,51 @@ m = onnx.load('$dir/out.onnx')
 a = r['assumptions'][0]
 print(','.join(d.dim_param or str(d.dim_value) for d in m.graph.output[0].type.tensor_type.shape.dim) + ';', a['node'], a['question'], a['answer'])")"
 
+# memory: x 12*batch*height*width bytes, c 32*batch*((height + 1)//2)*((width + 1)//2), y the same
+# over 4; at 2x224x224, step 0 (conv: x and c live) 1204224 + 802816, step 1 (pool: c and y) 802816 + 200704
+out=$("$tool" "$dir/conv.onnx" "$dir/out.onnx" --memory --at batch=2 --at height=224 --at width=224 --report "$dir/m.json")
+check "memory: summary" "memory: weights 864 B (1 tensors); peak activations
+memory at batch=2, height=224, width=224: peak activations 1.91 MiB at step 0 (Conv 'conv'), weights 864 B, total 1.91 MiB" \
+    "$(sed -n '2p' <<< "$out" | cut -d' ' -f1-8)
+$(tail -1 <<< "$out")"
+check "memory: report" "x 12*batch*height*width 1204224 c 32*batch*((height + 1)//2)*((width + 1)//2) 802816 2007040 2007040 0 864 float32" \
+    "$(/usr/bin/python3 -c "
+import json
+m = json.load(open('$dir/m.json'))['memory']
+v = {x['name']: x for x in m['values']}
+peak = eval(m['peak'], {'Max': max, 'Mod': lambda a, b: a % b}, {'batch': 2, 'height': 224, 'width': 224})
+print('x', v['x']['bytes'], v['x']['bytes_at'], 'c', v['c']['bytes'], v['c']['bytes_at'], peak, m['at']['peak'], m['at']['step'],
+      m['weights']['total'], ' '.join(m['weights']['by_dtype']))")"
+"$tool" "$dir/names.onnx" "$dir/out.onnx" --memory --report "$dir/n.json" > /dev/null
+check "memory: a dim_param that is not a symbol name, through the report's mapping" "4*batch_size*(past_sequence_length + 1)" \
+    "$(/usr/bin/python3 -c "
+import json
+print(json.load(open('$dir/n.json'))['memory']['values'][0]['bytes'])")"
+"$tool" "$dir/conv.onnx" "$dir/out.onnx" --at batch=2 --at width=64 --plot height=1:1000 "$dir/conv.svg" > /dev/null
+check "memory plot: an SVG whose series are the peak's values" "ok 251 3" "$(/usr/bin/python3 -c "
+import json, xml.etree.ElementTree as ET
+svg = ET.parse('$dir/conv.svg').getroot()
+ns = '{http://www.w3.org/2000/svg}'
+series = {p.get('data-name'): p for p in svg.iter(ns + 'polyline')}
+peak = json.load(open('$dir/m.json'))['memory']['peak']
+p = series['peak activations']
+xs, ys = [int(v) for v in p.get('data-x').split()], [int(v) for v in p.get('data-bytes').split()]
+ok = all(y == eval(peak, {'Max': max, 'Mod': lambda a, b: a % b}, {'batch': 2, 'height': x, 'width': 64}) for x, y in zip(xs, ys))
+print('ok' if ok and len(xs) == len(ys) else 'wrong', len(xs), len(series))")"
+fails "memory: a misspelt size" "yobx-onnx-shapes: memory: size 'hieght' names no dim of the model (its symbols: batch, height, width)" \
+    "$dir/conv.onnx" "$dir/out.onnx" --memory --at hieght=3
+fails "memory plot: a size missing" "yobx-onnx-shapes: memory: no size for 'batch', 'width' (the peak's symbols: batch, height, width)" \
+    "$dir/conv.onnx" "$dir/out.onnx" --plot height=1:100 "$dir/p.svg"
+fails "memory plot: a dim the peak does not depend on" \
+    "yobx-onnx-shapes: memory plot: the peak does not depend on 'n' (its symbols: batch, height, width)" \
+    "$dir/conv.onnx" "$dir/out.onnx" --plot n=1:100 "$dir/p.svg"
+fails "memory plot in a missing directory" "yobx-onnx-shapes: cannot write the plot '$dir/no/p.svg'" \
+    "$dir/conv.onnx" "$dir/out.onnx" --at batch=1 --at width=8 --plot height=1:100 "$dir/no/p.svg"
+fails_usage "memory: a size that is not one" "yobx-onnx-shapes: --at 'batch=two': expected NAME=VALUE with VALUE a size (an integer >= 0)" \
+    "$dir/conv.onnx" "$dir/out.onnx" --at batch=two
+fails_usage "memory plot: a range that is not one" "yobx-onnx-shapes: --plot 'height=9:3': expected NAME=LO:HI with sizes 0 <= LO <= HI" \
+    "$dir/conv.onnx" "$dir/out.onnx" --plot height=9:3 "$dir/p.svg"
+fails_usage "memory plot without its file" "yobx-onnx-shapes: --plot needs a value" "$dir/conv.onnx" "$dir/out.onnx" --plot height=1:3
 fails "missing file" "yobx-onnx-shapes: cannot open '$dir/none.onnx'" "$dir/none.onnx" "$dir/out.onnx"
 head -c 300 "$dir/conv.onnx" > "$dir/truncated.onnx"
 fails "truncated model" "yobx-onnx-shapes: '$dir/truncated.onnx' is not an ONNX model (the protobuf does not parse: malformed or truncated)" \

@@ -85,6 +85,9 @@ TEST_CASE("liveness: a value consumed twice lives to its last consumer, an outpu
     // neither of steps 5 and 6 dominates the other (8n^2 + 128n against 4n^2 + 192n: equal at n = 16)
     CHECK(r.peak.to_string() == "4*Max(n**2 + 48*n, 2*n**2 + 32*n)");
     CHECK(r.peak_steps == std::vector<std::size_t>{5, 6});
+    // the same Max as the values' bytes are written, those with the same dims added
+    CHECK(r.peak_text == "Max(8*n*n + 128*n, 192*n + 4*n*n)");
+    CHECK(r.values[2].written.to_string() == "4*n*n");
     REQUIRE(r.growth.size() == 1);
     CHECK(r.growth[0].dim == "n");
     CHECK(r.growth[0].outputs == std::vector<std::string>{"Y", "Z"});

@@ -20,6 +20,7 @@
 #include <yobx/sym.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <cstdio>
 #include <map>
@@ -65,6 +66,44 @@ inline std::optional<SymInt> bytes_of_elements(int elem_type, const SymInt& elem
     if (bits % 8 == 0) return SymInt(bits / 8) * elements;
     const std::int64_t per_byte = 8 / bits;
     return floordiv(elements + SymInt(per_byte - 1), SymInt(per_byte));
+}
+
+/// Bytes as a reader writes them: a constant (bytes per element times the constant dims) times
+/// the symbolic dims as the model writes them, `32*batch*((height + 1)//2)*((width + 1)//2)`,
+/// where the canonical form expands the floors (`8*batch*height*width - 8*batch*height*Mod(...)`).
+struct Product {
+    std::int64_t coef = 0;
+    std::string factors;  ///< the symbolic dims joined by `*`, each parenthesized unless a name; empty: a constant
+
+    std::string to_string() const {
+        if (factors.empty()) return std::to_string(coef);
+        return coef == 1 ? factors : std::to_string(coef) + "*" + factors;
+    }
+    /// A dim as a factor: a name as it is, anything else in parentheses.
+    static std::string factor(const std::string& dim) {
+        const bool name = !dim.empty() && (std::isalpha(static_cast<unsigned char>(dim[0])) || dim[0] == '_') &&
+                          std::all_of(dim.begin(), dim.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+        return name ? dim : "(" + dim + ")";
+    }
+};
+
+/// A sum of products, those with the same factors added, in the order they come: `6144*batch*seq + 16*batch*seq*seq + 8`.
+inline std::string sum_text(const std::vector<const Product*>& terms) {
+    std::vector<std::pair<std::string, std::int64_t>> grouped;
+    std::int64_t constant = 0;
+    for (const Product* p : terms) {
+        if (p->factors.empty()) {
+            constant += p->coef;
+            continue;
+        }
+        auto it = std::find_if(grouped.begin(), grouped.end(), [&](const auto& g) { return g.first == p->factors; });
+        if (it == grouped.end()) grouped.emplace_back(p->factors, p->coef);
+        else it->second += p->coef;
+    }
+    std::string s;
+    for (const auto& [f, c] : grouped) s += (s.empty() ? "" : " + ") + Product{c, f}.to_string();
+    if (constant || s.empty()) s += (s.empty() ? "" : " + ") + std::to_string(constant);
+    return s;
 }
 
 /// The Max of expressions none of which is proven below another: one SymInt (the canonical
@@ -113,6 +152,7 @@ struct MemoryGraph {
         std::optional<SymInt> bytes;  ///< nullopt: a dim, the rank or the element size is not known
         std::string kind = "tensor";  ///< "tensor", "sequence element", "optional"
         std::string why;              ///< why bytes is nullopt
+        std::optional<Product> written;  ///< bytes as the dims are written (default: the canonical form)
     };
     struct Step {
         std::string node, op;
@@ -138,11 +178,13 @@ struct MemoryReport {
         std::string name, kind, why;
         std::optional<SymInt> bytes;
         std::size_t first = 0, last = 0;  ///< the steps it is live in
+        Product written;                  ///< bytes as the dims are written (`bytes` is the canonical form)
     };
     struct Growth {
         std::string dim;
         std::vector<std::string> outputs;  ///< the graph outputs whose bytes depend on dim
         SymInt bytes, per_unit;            ///< their bytes, and how much more for dim + 1
+        std::string bytes_text;            ///< their bytes as written
     };
     /// The report at given sizes.
     struct At {
@@ -162,13 +204,22 @@ struct MemoryReport {
     std::vector<std::string> step_nodes, step_ops;
     std::vector<SymInt> step_sums;                               ///< per step
     std::vector<std::pair<std::size_t, SymInt>> subgraphs;       ///< (step, its subgraphs' peak)
-    MaxOf peak;
+    MaxOf peak;                           ///< the canonical form
+    std::string peak_text;                ///< the same Max, each step a sum of the values' bytes as written
     std::vector<std::size_t> peak_steps;  ///< the steps the peak is the Max of
+    std::vector<std::string> peak_step_texts;  ///< each one's sum as written
     std::vector<Growth> growth;
     std::optional<At> at;
 
     /// The bytes at `sizes`: every symbol of the peak needs a size (a value_error names the missing).
     At evaluate(const SymbolValues& sizes, std::size_t largest = 5) const {
+        const auto known = symbols();
+        for (const auto& [name, v] : sizes)
+            if (!known.count(name)) {
+                std::string all;
+                for (const auto& s : known) all += (all.empty() ? "" : ", ") + s;
+                throw value_error("memory: size '" + name + "' names no dim of the model (its symbols: " + (all.empty() ? "none" : all) + ")");
+            }
         std::vector<std::string> missing;
         for (const auto& s : peak.free_symbols())
             if (!sizes.count(s)) missing.push_back(s);
@@ -178,13 +229,6 @@ struct MemoryReport {
             for (const auto& s : peak.free_symbols()) all += (all.empty() ? "" : ", ") + s;
             throw value_error("memory: no size for " + m + " (the peak's symbols: " + all + ")");
         }
-        const auto known = symbols();
-        for (const auto& [name, v] : sizes)
-            if (!known.count(name)) {
-                std::string all;
-                for (const auto& s : known) all += (all.empty() ? "" : ", ") + s;
-                throw value_error("memory: size '" + name + "' names no dim of the model (its symbols: " + (all.empty() ? "none" : all) + ")");
-            }
         At a;
         a.sizes = sizes;
         a.weights = weights.total;
@@ -221,7 +265,7 @@ struct MemoryReport {
     /// The lines the CLI's summary adds: weights, peak, growth (and the values at `at`).
     std::string summary() const {
         std::string s = "memory: weights " + human(weights.total) + " (" + std::to_string(weights.count) + " tensors); peak activations " +
-                        peak.to_string() + " (over " + std::to_string(step_sums.size()) + " steps in the " + order + " order";
+                        peak_text + " (over " + std::to_string(step_sums.size()) + " steps in the " + order + " order";
         s += unknown ? ", " + std::to_string(unknown) + " values of unknown size not counted)" : ")";
         for (const auto& g : growth) s += "\nmemory: outputs grow by " + g.per_unit.to_string() + " bytes per unit of " + g.dim;
         if (at) {
@@ -239,10 +283,6 @@ struct MemoryReport {
         const std::string in(indent), in2 = in + "  ";
         std::string s = "{\n";
         const auto str = [&](std::string_view v) { write_string(s, v); };
-        const auto opt = [&](const std::optional<SymInt>& e) {
-            if (e) str(e->to_string());
-            else s += "null";
-        };
         s += in2 + "\"order\": ";
         str(order);
         s += ",\n" + in2 + "\"weights\": {\"total\": " + std::to_string(weights.total) + ", \"count\": " + std::to_string(weights.count) +
@@ -255,7 +295,7 @@ struct MemoryReport {
             s += ": " + std::to_string(v);
         }
         s += "}},\n" + in2 + "\"peak\": ";
-        str(peak.to_string());
+        str(peak_text);
         s += ",\n" + in2 + "\"peak_steps\": [";
         for (std::size_t i = 0; i < peak_steps.size(); ++i) {
             const std::size_t k = peak_steps[i];
@@ -264,7 +304,7 @@ struct MemoryReport {
             s += ", \"op\": ";
             str(step_ops[k]);
             s += ", \"bytes\": ";
-            str(step_sums[k].to_string());
+            str(peak_step_texts[i]);
             s += "}";
         }
         s += (peak_steps.empty() ? "" : "\n" + in2) + "],\n" + in2 + "\"steps\": " + std::to_string(step_sums.size()) + ",\n";
@@ -281,7 +321,7 @@ struct MemoryReport {
             s += (i ? ",\n" : "\n") + in2 + "  {\"dim\": ";
             str(growth[i].dim);
             s += ", \"bytes\": ";
-            str(growth[i].bytes.to_string());
+            str(growth[i].bytes_text);
             s += ", \"per_unit\": ";
             str(growth[i].per_unit.to_string());
             if (at) s += ", \"per_unit_at\": " + (at->per_unit[i] ? std::to_string(*at->per_unit[i]) : std::string("null"));
@@ -301,7 +341,8 @@ struct MemoryReport {
             s += ", \"kind\": ";
             str(v.kind);
             s += ", \"bytes\": ";
-            opt(v.bytes);
+            if (v.bytes) str(v.written.to_string());
+            else s += "null";
             if (at) s += ", \"bytes_at\": " + (at->value_bytes[i] ? std::to_string(*at->value_bytes[i]) : std::string("null"));
             s += ", \"first\": " + std::to_string(v.first) + ", \"last\": " + std::to_string(v.last);
             if (!v.why.empty()) {
@@ -526,7 +567,10 @@ inline MemoryReport plan_memory(const MemoryGraph& g, Weights weights = {}) {
         if (first[v] == none) continue;  // an outer value a subgraph reads, or nobody's
         if (until[v] == none || until[v] < first[v]) until[v] = first[v];
         const auto& gv = g.values[v];
-        r.values.push_back({gv.name, gv.kind, gv.why, gv.bytes, first[v], until[v]});
+        Product written{1, gv.bytes ? Product::factor(gv.bytes->to_string()) : std::string()};
+        if (gv.written) written = *gv.written;
+        else if (gv.bytes && gv.bytes->maybe_constant()) written = {*gv.bytes->maybe_constant(), {}};
+        r.values.push_back({gv.name, gv.kind, gv.why, gv.bytes, first[v], until[v], std::move(written)});
         if (!gv.bytes) ++r.unknown;
     }
     // the step sums, incrementally: a value enters at its first step and leaves after its last
@@ -555,6 +599,24 @@ inline MemoryReport plan_memory(const MemoryGraph& g, Weights weights = {}) {
     } else {
         r.peak = peak_of(r.step_sums, &r.peak_steps);
     }
+    // the kept steps as sums of the values' bytes as written
+    std::vector<Product> inner_written;
+    for (const auto& [step, e] : r.subgraphs) inner_written.push_back({1, Product::factor(e.to_string())});
+    std::vector<const Product*> terms;
+    for (const std::size_t k : n ? r.peak_steps : std::vector<std::size_t>{0}) {
+        terms.clear();
+        for (const auto& v : r.values)
+            if (v.bytes && v.first <= k && k <= v.last) terms.push_back(&v.written);
+        for (std::size_t j = 0; j < r.subgraphs.size(); ++j)
+            if (r.subgraphs[j].first == k) terms.push_back(&inner_written[j]);
+        r.peak_step_texts.push_back(sum_text(terms));
+    }
+    if (r.peak_step_texts.size() == 1) r.peak_text = r.peak_step_texts[0];
+    else {
+        r.peak_text = "Max(";
+        for (std::size_t i = 0; i < r.peak_step_texts.size(); ++i) r.peak_text += (i ? ", " : "") + r.peak_step_texts[i];
+        r.peak_text += ")";
+    }
     // growth: the outputs' bytes, per unit of each dim they depend on
     std::map<std::string, MemoryReport::Growth> growth;
     std::vector<std::string> dims;
@@ -567,8 +629,14 @@ inline MemoryReport plan_memory(const MemoryGraph& g, Weights weights = {}) {
                 it->second.outputs.push_back(g.values[v].name);
                 it->second.bytes = it->second.bytes + *g.values[v].bytes;
             }
+    std::map<std::string, const Product*, std::less<>> written;
+    for (const auto& v : r.values) written.emplace(v.name, &v.written);
     for (const auto& d : dims) {
         auto& gr = growth[d];
+        terms.clear();
+        for (const auto& o : gr.outputs)
+            if (const auto it = written.find(o); it != written.end()) terms.push_back(it->second);
+        gr.bytes_text = sum_text(terms);
         const SymInt next = gr.bytes.subs({{d, SymInt::symbol(d) + SymInt(1)}});
         const ShapeEnv env = detail::sizes_env({&gr.bytes});
         gr.per_unit = env.simplify(next - gr.bytes);

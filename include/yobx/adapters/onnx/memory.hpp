@@ -60,7 +60,7 @@ public:
             if (name.empty() || weight_names.count(name)) return std::nullopt;
             if (const auto it = index.find(name); it != index.end()) return it->second;
             const auto t = types.find(name);
-            out.values.push_back(t == types.end() ? MemoryGraph::Value{std::string(name), std::nullopt, "tensor", "no type written"}
+            out.values.push_back(t == types.end() ? MemoryGraph::Value{std::string(name), std::nullopt, "tensor", "no type written", std::nullopt}
                                                   : value_of(std::string(name), *t->second));
             index.emplace(name, out.values.size() - 1);
             return out.values.size() - 1;
@@ -122,7 +122,7 @@ private:
     }
 
     MemoryGraph::Value value_of(std::string name, const ::onnx::TypeProto& type) {
-        MemoryGraph::Value v{std::move(name), std::nullopt, "tensor", {}};
+        MemoryGraph::Value v{std::move(name), std::nullopt, "tensor", {}, std::nullopt};
         const ::onnx::TypeProto* t = &type;
         for (int depth = 0; depth < 8; ++depth) {
             if (t->has_sequence_type() && t->sequence_type().has_elem_type()) {
@@ -149,6 +149,7 @@ private:
             return v;
         }
         SymInt elements(1);
+        Product count{1, {}};  // the elements as written: the constant dims, then the others
         for (const auto& d : tt.shape().dim()) {
             const auto e = dim(d);
             if (!e) {
@@ -156,8 +157,14 @@ private:
                 return v;
             }
             elements = elements * *e;
+            if (const auto c = e->maybe_constant()) count.coef *= *c;
+            else count.factors += (count.factors.empty() ? "" : "*") + Product::factor(e->to_string());
         }
         v.bytes = bytes_of_elements(tt.elem_type(), elements);
+        const std::int64_t bits = elem_bits(tt.elem_type());
+        if (count.factors.empty()) v.written = Product{*v.bytes->maybe_constant(), {}};
+        else if (bits % 8 == 0) v.written = Product{count.coef * (bits / 8), count.factors};
+        else v.written = Product{1, "((" + count.to_string() + " + " + std::to_string(8 / bits - 1) + ")//" + std::to_string(8 / bits) + ")"};
         return v;
     }
 
