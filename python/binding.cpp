@@ -164,7 +164,7 @@ PYBIND11_MODULE(_yobx, m) {
             if (infer) report = yobx::onnx::infer_shapes(file.model(), options_of(false, hints, op_profiles, onnx_fallback, false, false, {}));
             auto memory = yobx::onnx::memory_of(file.model(), report);
             const yobx::SymbolValues sizes(at.begin(), at.end());
-            if (!sizes.empty() || memory.peak.free_symbols().empty()) memory.at = memory.evaluate(sizes);
+            yobx::onnx::put_sizes(memory, sizes, plot);
             std::string svg = plot.empty() ? std::string() : yobx::onnx::memory_svg(memory, plot, lo, hi, sizes);
             return std::make_pair(memory.to_json(""), std::move(svg));
         },

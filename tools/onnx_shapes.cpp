@@ -118,9 +118,7 @@ int run(int argc, char** argv) {
     yobx::onnx::ShapeReport report = yobx::onnx::infer_shapes(file.model(), options);
     if (memory) {
         report.memory = yobx::onnx::memory_of(file.model(), report);
-        // the sizes --plot gives the others at, without its own dim, are not a point to report
-        if ((!at.empty() && (!plot || at.count(plot->dim))) || report.memory->peak.free_symbols().empty())
-            report.memory->at = report.memory->evaluate(at);
+        yobx::onnx::put_sizes(*report.memory, at, plot ? plot->dim : std::string());
     }
     if (plot) {
         const std::string svg = yobx::onnx::memory_svg(*report.memory, plot->dim, plot->lo, plot->hi, at);

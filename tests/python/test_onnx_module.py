@@ -278,6 +278,61 @@ class EvaluateShapes(unittest.TestCase):
         self.assertEqual(yobx.onnx.evaluate_shapes(onnx.load(model_path("names")), {"batch size": 3}, infer=False)["p"][0], 3)
 
 
+class Memory(unittest.TestCase):
+    """yobx.onnx.memory gives the memory section the command's --memory report holds."""
+
+    def test_the_same_as_the_command(self):
+        for name in ["conv", "names", "broadcast", "slice"]:
+            with self.subTest(model=name):
+                out = os.path.join(WORKDIR, name + ".mem.onnx")
+                rc, _, err = cli(model_path(name), out, "--memory", "--report", out + ".json")
+                self.assertEqual(rc, 0, err)
+                self.assertEqual(yobx.onnx.memory(onnx.load(model_path(name))), read_json(out + ".json")["memory"])
+
+    def test_bytes_peak_and_weights_at_sizes(self):
+        m = yobx.onnx.memory(conv_model(), at={"batch": 2, "height": 224, "width": 224})
+        values = {v["name"]: (v["bytes"], v["bytes_at"], v["first"], v["last"]) for v in m["values"]}
+        self.assertEqual(values, {"x": ("12*batch*height*width", 1204224, 0, 0),
+                                  "c": ("32*batch*((height + 1)//2)*((width + 1)//2)", 802816, 0, 1),
+                                  "y": ("32*batch*((height + 1)//2)*((width + 1)//2)", 802816, 1, 1)})
+        self.assertEqual(m["weights"], {"total": 864 + 16384, "count": 2, "external": 0, "by_dtype": {"float32": 17248}})
+        self.assertEqual((m["at"]["peak"], m["at"]["step"], m["at"]["node"], m["at"]["total"]), (1204224 + 802816, 0, "conv", 2007040 + 17248))
+        self.assertEqual(m["at"]["largest"], [{"name": "x", "bytes": 1204224}, {"name": "c", "bytes": 802816}])
+        # what infer_shapes wrote, read as it is
+        self.assertEqual(yobx.onnx.memory(yobx.onnx.infer_shapes(conv_model()), infer=False)["peak"], yobx.onnx.memory(conv_model())["peak"])
+
+    def test_a_plot_whose_points_are_the_peak(self):
+        import xml.etree.ElementTree as ET
+        m = yobx.onnx.memory(conv_model(), at={"batch": 2, "width": 64}, plot=("height", 1, 300))
+        svg = ET.fromstring(m["svg"].encode())
+        series = {p.get("data-name"): p for p in svg.iter("{http://www.w3.org/2000/svg}polyline")}
+        self.assertEqual(sorted(series), ["peak activations", "total", "weights"])
+        xs = [int(v) for v in series["peak activations"].get("data-x").split()]
+        ys = [int(v) for v in series["peak activations"].get("data-bytes").split()]
+        self.assertEqual(xs[:3], [1, 2, 3])
+        self.assertEqual(ys, [sym.parse(m["peak"]).evaluate({"batch": 2, "height": x, "width": 64}) for x in xs])
+        self.assertNotIn("at", m)  # the plotted dim has no size: no point to report
+
+    def test_errors(self):
+        cases = [(lambda: yobx.onnx.memory(conv_model(), at={"hieght": 3}), ValueError,
+                  "memory: size 'hieght' names no dim of the model (its symbols: batch, height, width)"),
+                 (lambda: yobx.onnx.memory(conv_model(), at={"batch": 3}), ValueError,
+                  "memory: no size for 'height', 'width' (the peak's symbols: batch, height, width)"),
+                 (lambda: yobx.onnx.memory(conv_model(), at={"batch": 1, "width": 2}, plot=("height", 5, 2)), ValueError,
+                  "memory plot: the range 5:2 of 'height' must be sizes LO:HI with 0 <= LO <= HI"),
+                 (lambda: yobx.onnx.memory(conv_model(), plot=("height", 1)), ValueError,
+                  "plot must be (dim name, low size, high size), not ('height', 1)"),
+                 (lambda: yobx.onnx.memory(conv_model(), at=[("batch", 1)]), TypeError,
+                  "at must be a dict of dim names to sizes, not list"),
+                 (lambda: yobx.onnx.memory(b"not a model"), ValueError,
+                  "'<bytes>' is not an ONNX model (the protobuf does not parse: malformed or truncated)")]
+        for call, kind, message in cases:
+            with self.subTest(message=message):
+                with self.assertRaises(kind) as e:
+                    call()
+                self.assertEqual(str(e.exception), message)
+
+
 class Sym(unittest.TestCase):
     def test_parse_print_evaluate(self):
         e = sym.parse("(h + 7)//8")

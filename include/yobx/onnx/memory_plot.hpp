@@ -97,6 +97,12 @@ inline PlotData plot_data(const MemoryReport& r, const std::string& dim, std::in
     return d;
 }
 
+/// The report at the sizes a caller gave (`r.at`), unless they are the other dims of a plot of
+/// `plot_dim` (without it: not a point); a report whose peak has no symbol is given at no sizes.
+inline void put_sizes(MemoryReport& r, const SymbolValues& at, const std::string& plot_dim = {}) {
+    if ((!at.empty() && (plot_dim.empty() || at.count(plot_dim))) || r.peak.free_symbols().empty()) r.at = r.evaluate(at);
+}
+
 namespace detail {
 
 inline std::string xml_text(std::string_view s) {
