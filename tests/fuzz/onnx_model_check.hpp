@@ -8,8 +8,10 @@
 #include "generators.hpp"
 
 #include <yobx/adapters/onnx.hpp>
+#include <yobx/adapters/onnx/memory.hpp>
 #include <yobx/adapters/onnx/serialized.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -254,6 +256,29 @@ inline void check_written_types(const ::onnx::ModelProto& m) {
     for (const auto& v : m.graph().output()) check_type(v);
 }
 
+/// The memory of a shaped model: only yobx errors (an expression too large for int64), and
+/// the peak, evaluated, the largest of the steps' sums.
+inline void check_memory(const ::onnx::ModelProto& m) {
+    std::optional<yobx::onnx::MemoryReport> memory;
+    try {
+        memory = yobx::onnx::memory_of(m);
+    } catch (const yobx::error& e) {
+        if (std::string(e.what()).empty()) defect("a memory error without a message");
+        return;
+    }
+    yobx::SymbolValues sizes;
+    for (const auto& s : memory->symbols()) sizes[s] = 3;
+    std::int64_t peak = 0, largest = 0;
+    try {
+        peak = memory->peak.evaluate_with(sizes);
+        for (const auto& e : memory->step_sums) largest = std::max(largest, e.evaluate_with(sizes));
+    } catch (const yobx::error&) {
+        return;  // a division by a size that is 0 at these sizes, an overflow
+    }
+    if (!memory->step_sums.empty() && peak != largest)
+        defect("the peak " + memory->peak.to_string() + " is " + std::to_string(peak) + ", the largest step " + std::to_string(largest));
+}
+
 /// infer_shapes' error message, or "" when it succeeds.
 inline std::string infer_or_error(::onnx::ModelProto& m, const yobx::onnx::InferenceOptions& options) {
     try {
@@ -305,6 +330,7 @@ inline void check_onnx_bytes(const std::uint8_t* data, std::size_t size) {
     if (light_error != error) defect("infer_shapes_serialized fails otherwise than infer_shapes: '" + light_error + "'");
     if (!error.empty()) return;
     check_written_types(m);
+    check_memory(m);
     std::string out;
     if (!m.SerializeToString(&out)) defect("the shaped model does not serialize");
     if (reparsed() != out) defect("ModelFile writes other shapes than the model parsed whole");
