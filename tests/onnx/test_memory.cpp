@@ -233,5 +233,24 @@ TEST_CASE("the SVG's series are the peak expression's values and its breakpoint 
     CHECK(far.samples.front().step == 5);
     CHECK(error_of([&] { (void)yobx::onnx::plot_data(r, "m", 0, 4, {}); }) == "memory plot: the peak does not depend on 'm' (its symbols: n)");
     CHECK(error_of([&] { (void)yobx::onnx::plot_data(r, "n", 5, 4, {}); }) ==
-          "memory plot: the range 5:4 of 'n' must be sizes LO:HI with 0 <= LO <= HI");
+          "memory plot: the range 5:4 of 'n' must be sizes LO:HI with 0 <= LO <= HI < 2**62");
+}
+
+TEST_CASE("sizes past int64 are errors naming what, never wrapped") {
+    ::onnx::ModelProto model;
+    REQUIRE(::onnx::OnnxParser::Parse(model, chain.c_str()).IsOK());
+    auto* w = model.mutable_graph()->add_initializer();
+    w->set_name("W");
+    w->set_data_type(::onnx::TensorProto::FLOAT);
+    for (std::int64_t d : {std::int64_t{1} << 40, std::int64_t{1} << 30}) w->add_dims(d);
+    CHECK(error_of([&] { (void)yobx::onnx::memory_of(model); }) == "memory: the size of tensor 'W' does not fit in int64");
+    w->set_dims(1, std::int64_t{1} << 20);  // 2**62 bytes: fits alone, not twice
+    *model.mutable_graph()->add_initializer() = *w;
+    CHECK(error_of([&] { (void)yobx::onnx::memory_of(model); }) == "memory: the weights' total does not fit in int64");
+    const MemoryReport r = memory_of_text(chain);
+    CHECK(error_of([&] { (void)r.evaluate({{"n", std::int64_t{1} << 31}}); }) ==
+          "memory: the peak '4*Max(n**2 + 48*n, 2*n**2 + 32*n)' at the given sizes: integer overflow while evaluating "
+          "4*Max(n**2 + 48*n, 2*n**2 + 32*n) with {n = 2147483648}");
+    CHECK(error_of([&] { (void)yobx::onnx::plot_data(r, "n", 0, std::int64_t{1} << 62, {}); }) ==
+          "memory plot: the range 0:4611686018427387904 of 'n' must be sizes LO:HI with 0 <= LO <= HI < 2**62");
 }

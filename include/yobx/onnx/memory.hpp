@@ -91,14 +91,17 @@ struct Product {
 inline std::string sum_text(const std::vector<const Product*>& terms) {
     std::vector<std::pair<std::string, std::int64_t>> grouped;
     std::int64_t constant = 0;
+    const auto add = [](std::int64_t& to, std::int64_t v) {
+        if (__builtin_add_overflow(to, v, &to)) throw value_error("memory: a sum of bytes does not fit in int64");
+    };
     for (const Product* p : terms) {
         if (p->factors.empty()) {
-            constant += p->coef;
+            add(constant, p->coef);
             continue;
         }
         auto it = std::find_if(grouped.begin(), grouped.end(), [&](const auto& g) { return g.first == p->factors; });
         if (it == grouped.end()) grouped.emplace_back(p->factors, p->coef);
-        else it->second += p->coef;
+        else add(it->second, p->coef);
     }
     std::string s;
     for (const auto& [f, c] : grouped) s += (s.empty() ? "" : " + ") + Product{c, f}.to_string();
@@ -189,7 +192,7 @@ struct MemoryReport {
     /// The report at given sizes.
     struct At {
         SymbolValues sizes;
-        std::int64_t peak = 0, weights = 0;
+        std::int64_t peak = 0, weights = 0, total = 0;
         std::size_t step = 0;  ///< the first step at the peak
         std::string node, op;
         std::vector<std::pair<std::string, std::int64_t>> largest;  ///< the largest values live there
@@ -240,6 +243,7 @@ struct MemoryReport {
             }
         };
         a.peak = value(peak, "the peak");
+        if (__builtin_add_overflow(a.peak, a.weights, &a.total)) throw value_error("memory: the total at the given sizes does not fit in int64");
         for (std::size_t i = 0; i < step_sums.size(); ++i)
             if (value(step_sums[i], "the bytes of step " + std::to_string(i)) == a.peak) {
                 a.step = i;
@@ -272,7 +276,7 @@ struct MemoryReport {
             std::string sizes;
             for (const auto& [k, v] : at->sizes) sizes += (sizes.empty() ? "" : ", ") + k + "=" + std::to_string(v);
             s += "\nmemory at " + sizes + ": peak activations " + human(at->peak) + " at step " + std::to_string(at->step) + " (" +
-                 at->op + " '" + at->node + "'), weights " + human(at->weights) + ", total " + human(at->peak + at->weights);
+                 at->op + " '" + at->node + "'), weights " + human(at->weights) + ", total " + human(at->total);
         }
         return s;
     }
@@ -362,7 +366,7 @@ struct MemoryReport {
                 s += ": " + std::to_string(v);
             }
             s += "}, \"peak\": " + std::to_string(at->peak) + ", \"weights\": " + std::to_string(at->weights) +
-                 ", \"total\": " + std::to_string(at->peak + at->weights) + ", \"step\": " + std::to_string(at->step) + ", \"node\": ";
+                 ", \"total\": " + std::to_string(at->total) + ", \"step\": " + std::to_string(at->step) + ", \"node\": ";
             str(at->node);
             s += ", \"op\": ";
             str(at->op);

@@ -27,6 +27,7 @@ namespace yobx::onnx {
 struct PlotSample {
     std::int64_t x = 0, peak = 0;
     std::size_t step = 0;
+    std::int64_t total = 0;  ///< peak and weights
 };
 
 /// The sizes sampled and the breakpoints: the first size at which the step that gave the peak
@@ -41,9 +42,9 @@ struct PlotData {
 /// samples where the step at the peak changes; one that dominates only strictly between two
 /// samples, both given by the same step, is not seen.
 inline PlotData plot_data(const MemoryReport& r, const std::string& dim, std::int64_t lo, std::int64_t hi, const SymbolValues& at) {
-    if (lo < 0 || hi < lo)
+    if (lo < 0 || hi < lo || hi >= (std::int64_t{1} << 62))
         throw value_error("memory plot: the range " + std::to_string(lo) + ":" + std::to_string(hi) + " of '" + dim +
-                          "' must be sizes LO:HI with 0 <= LO <= HI");
+                          "' must be sizes LO:HI with 0 <= LO <= HI < 2**62");
     const auto symbols = r.peak.free_symbols();
     if (std::find(symbols.begin(), symbols.end(), dim) == symbols.end()) {
         std::string all;
@@ -69,8 +70,14 @@ inline PlotData plot_data(const MemoryReport& r, const std::string& dim, std::in
             }
         return best;
     };
+    const auto sample = [&](std::int64_t x, std::size_t step) {
+        PlotSample p{x, bytes(r.peak, x), step, 0};
+        if (__builtin_add_overflow(p.peak, r.weights.total, &p.total))
+            throw value_error("memory plot: the total at " + dim + "=" + std::to_string(x) + " does not fit in int64");
+        return p;
+    };
     std::vector<std::int64_t> xs;
-    for (std::int64_t x = lo; x <= hi && x < lo + 64; ++x) xs.push_back(x);
+    for (std::int64_t x = lo; x <= hi && x - lo < 64; ++x) xs.push_back(x);
     constexpr std::int64_t spread = 200;
     const std::int64_t span = hi - lo;
     for (std::int64_t k = 0; k < spread; ++k)
@@ -89,9 +96,9 @@ inline PlotData plot_data(const MemoryReport& r, const std::string& dim, std::in
             }
             current = step_at(b);
             from = b;
-            d.breakpoints.push_back({b, bytes(r.peak, b), current});
+            d.breakpoints.push_back(sample(b, current));
         }
-        d.samples.push_back({x, bytes(r.peak, x), current});
+        d.samples.push_back(sample(x, current));
         from = x;
     }
     return d;
@@ -133,7 +140,7 @@ inline std::string memory_svg(const MemoryReport& r, const std::string& dim, std
     const double width = 760, height = 440, left = 80, right = 190, top = 40, bottom = 60;
     const double pw = width - left - right, ph = height - top - bottom;
     std::int64_t ymax = 1;
-    for (const auto& s : d.samples) ymax = std::max(ymax, s.peak + r.weights.total);
+    for (const auto& s : d.samples) ymax = std::max(ymax, s.total);
     static constexpr const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
     int u = 0;
     double scale = 1;
@@ -194,7 +201,7 @@ inline std::string memory_svg(const MemoryReport& r, const std::string& dim, std
         s += "<polyline class=\"series\" data-name=\"" + std::string(name) + "\" data-x=\"" + xs + "\" data-bytes=\"" + ys +
              "\" fill=\"none\" stroke=\"" + std::string(color) + "\" stroke-width=\"2\" points=\"" + points + "\"/>\n";
     };
-    series("total", "#7b3294", [&](const PlotSample& p) { return p.peak + r.weights.total; });
+    series("total", "#7b3294", [](const PlotSample& p) { return p.total; });
     series("peak activations", "#d7191c", [](const PlotSample& p) { return p.peak; });
     series("weights", "#2c7bb6", [&](const PlotSample&) { return r.weights.total; });
     for (const auto& b : d.breakpoints) {

@@ -169,23 +169,29 @@ private:
     }
 
     void add_weight(const ::onnx::TensorProto& t) {
+        const auto too_large = [&] { return value_error("memory: the size of tensor '" + t.name() + "' does not fit in int64"); };
         std::int64_t bytes = 0;
         if (t.data_type() == elem::string) {
-            for (const auto& s : t.string_data()) bytes += static_cast<std::int64_t>(s.size());
+            for (const auto& s : t.string_data())
+                if (__builtin_add_overflow(bytes, static_cast<std::int64_t>(s.size()), &bytes)) throw too_large();
         } else {
             std::int64_t n = 1;
-            for (const auto d : t.dims()) n *= d;
+            for (const auto d : t.dims())
+                if (d < 0 || __builtin_mul_overflow(n, d, &n)) throw too_large();
             const std::int64_t bits = elem_bits(t.data_type());
-            bytes = bits % 8 == 0 ? bits / 8 * n : (n * bits + 7) / 8;
+            if (bits % 8 == 0 ? __builtin_mul_overflow(bits / 8, n, &bytes) : __builtin_add_overflow(n, 8 / bits - 1, &bytes))
+                throw too_large();
+            if (bits % 8 != 0) bytes /= 8 / bits;
         }
         add_bytes(elem_name(t.data_type()), bytes);
-        if (t.data_location() == ::onnx::TensorProto::EXTERNAL) weights.external += bytes;
+        if (t.data_location() == ::onnx::TensorProto::EXTERNAL) weights.external += bytes;  // at most the total
     }
 
     void add_bytes(const std::string& dtype, std::int64_t bytes) {
-        weights.total += bytes;
+        if (__builtin_add_overflow(weights.total, bytes, &weights.total))
+            throw value_error("memory: the weights' total does not fit in int64");
         weights.count += 1;
-        weights.by_dtype[dtype] += bytes;
+        weights.by_dtype[dtype] += bytes;  // at most the total
     }
 
     void add_constant(const ::onnx::AttributeProto& a) {
