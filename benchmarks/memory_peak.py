@@ -77,6 +77,10 @@ def main():
             label = ", ".join(f"{k}={v}" for k, v in sizes.items())
             print(f"{name:10} {label:44} {mib(at['peak']):>12} {mib(at['weights']):>12} {mib(predicted):>12} {mib(measured):>12} "
                   f"{measured / predicted:6.2f}")
+    print("ratio: onnxruntime's measured peak over yobx's figure. They differ: onnxruntime's session, the model's protobuf\n"
+          "(a second copy of the weights while it loads), packed weights and kernels' workspace, thread pools and its arena\n"
+          "are not values of the graph; its fusions and buffer sharing remove some values yobx counts. yobx counts the\n"
+          "graph's values in the model's node order and the weights once: the fixed part dominates small runs.")
 
 
 if __name__ == "__main__":
