@@ -254,3 +254,24 @@ TEST_CASE("sizes past int64 are errors naming what, never wrapped") {
     CHECK(error_of([&] { (void)yobx::onnx::plot_data(r, "n", 0, std::int64_t{1} << 62, {}); }) ==
           "memory plot: the range 0:4611686018427387904 of 'n' must be sizes LO:HI with 0 <= LO <= HI < 2**62");
 }
+
+TEST_CASE("peak_of keeps the steps no other is proven to dominate: 4n below 8n + 1, n*n and 8n + 1 apart") {
+    const yobx::SymInt n = yobx::SymInt::symbol("n");
+    std::vector<std::size_t> kept;
+    const auto peak = yobx::onnx::peak_of({n * 8 + 1, n * 4, n * n}, &kept);
+    CHECK(peak.to_string() == "Max(n**2, 8*n + 1)");
+    CHECK(kept == std::vector<std::size_t>{0, 2});
+    // a stride-2 convolution's output beside its input: the difference, canonical, is
+    // 64*b*h*w - 64*b*h*Mod(w + 1, 2) + ... (the floors expanded), which bounds alone do not
+    // prove; with h = 2*q + r - 1 and w likewise it is 256*b*q*q', at least 0
+    const yobx::SymInt b = yobx::SymInt::symbol("b"), h = yobx::SymInt::symbol("h"), w = yobx::SymInt::symbol("w");
+    const yobx::SymInt input = b * h * w * 12, output = b * floordiv(h + 1, 2) * floordiv(w + 1, 2) * 256;
+    const yobx::SymInt d = (input + output) - input;
+    CHECK(d.to_string() == "64*b*h*w - 64*b*h*Mod(w + 1, 2) + 64*b*h - 64*b*w*Mod(h + 1, 2) + 64*b*w + 64*b*Mod(h + 1, 2)*Mod(w + 1, 2) - "
+                           "64*b*Mod(h + 1, 2) - 64*b*Mod(w + 1, 2) + 64*b");
+    CHECK_FALSE(yobx::onnx::detail::sizes_env({&d}).statically_known_true(d >= 0));
+    CHECK(yobx::onnx::detail::proven_nonnegative(d));
+    kept.clear();
+    (void)yobx::onnx::peak_of({input, input + output}, &kept);
+    CHECK(kept == std::vector<std::size_t>{1});
+}
