@@ -345,18 +345,25 @@ struct MemoryReport {
         return s;
     }
 
-    /// `1.5 MiB`, `512 B`: binary units, three significant digits.
-    static std::string human(std::int64_t bytes) {
+    /// The binary unit bytes read best in, `B` to `EiB`, and its size: {"MiB", 1048576}.
+    static std::pair<const char*, double> unit_of(double bytes) {
         static constexpr const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-        double v = static_cast<double>(bytes);
         std::size_t u = 0;
-        while (v >= 1024 && u + 1 < std::size(units)) {
-            v /= 1024;
+        double scale = 1;
+        while (bytes / scale >= 1024 && u + 1 < std::size(units)) {
+            scale *= 1024;
             ++u;
         }
+        return {units[u], scale};
+    }
+
+    /// `1.5 MiB`, `512 B`: binary units, three significant digits.
+    static std::string human(std::int64_t bytes) {
+        const auto [unit, scale] = unit_of(static_cast<double>(bytes));
+        const double v = static_cast<double>(bytes) / scale;
         char buf[48];
-        if (u == 0) std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(bytes));
-        else std::snprintf(buf, sizeof buf, v < 10 ? "%.2f %s" : v < 100 ? "%.1f %s" : "%.0f %s", v, units[u]);
+        if (scale == 1) std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(bytes));
+        else std::snprintf(buf, sizeof buf, v < 10 ? "%.2f %s" : v < 100 ? "%.1f %s" : "%.0f %s", v, unit);
         return buf;
     }
 

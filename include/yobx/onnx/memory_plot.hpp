@@ -141,13 +141,7 @@ inline std::string memory_svg(const MemoryReport& r, const std::string& dim, std
     const double pw = width - left - right, ph = height - top - bottom;
     std::int64_t ymax = 1;
     for (const auto& s : d.samples) ymax = std::max(ymax, s.total);
-    static constexpr const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-    int u = 0;
-    double scale = 1;
-    while (static_cast<double>(ymax) / scale >= 1024 && u < 5) {
-        scale *= 1024;
-        ++u;
-    }
+    const auto [unit, scale] = MemoryReport::unit_of(static_cast<double>(ymax));
     // a tick step of 1, 2 or 5 times a power of ten in the unit, five to ten ticks
     const double top_value = static_cast<double>(ymax) / scale;
     const double p10 = std::pow(10.0, std::floor(std::log10(top_value)));
@@ -179,7 +173,7 @@ inline std::string memory_svg(const MemoryReport& r, const std::string& dim, std
         const double y = py(v * scale);
         s += "<line x1=\"" + fixed(left) + "\" y1=\"" + fixed(y) + "\" x2=\"" + fixed(left + pw) + "\" y2=\"" + fixed(y) +
              "\" stroke=\"#ddd\"/><text x=\"" + fixed(left - 6) + "\" y=\"" + fixed(y + 4) + "\" text-anchor=\"end\">" +
-             fixed(v, tick < 1 ? 1 : 0) + " " + units[u] + "</text>\n";
+             fixed(v, tick < 1 ? 1 : 0) + " " + unit + "</text>\n";
     }
     for (int k = 0; k <= 5; ++k) {
         const std::int64_t x = lo + static_cast<std::int64_t>(std::llround(static_cast<double>(hi - lo) * k / 5.0));
@@ -188,7 +182,7 @@ inline std::string memory_svg(const MemoryReport& r, const std::string& dim, std
     }
     s += "<text x=\"" + fixed(left + pw / 2) + "\" y=\"" + fixed(height - 16) + "\" text-anchor=\"middle\">" + xml_text(dim) + "</text>\n";
     s += "<text transform=\"rotate(-90)\" x=\"" + fixed(-(top + ph / 2)) + "\" y=\"16\" text-anchor=\"middle\">bytes (" +
-         units[u] + ")</text>\n";
+         unit + ")</text>\n";
     // the series: each with its sizes and bytes
     const auto series = [&](std::string_view name, std::string_view color, auto bytes_of) {
         std::string points, xs, ys;
