@@ -107,21 +107,28 @@ PYBIND11_MODULE(_yobx, m) {
 
     m.def(
         "infer_shapes",
-        [](const py::bytes& model, bool put_back, std::size_t left_from, bool strict, const Sizes& hints, const std::string& op_profiles,
-           bool onnx_fallback, bool guess_output_rank, bool auto_merge) {
+        [](const py::bytes& model, const std::string& payloads, std::size_t left_from, bool with_report, bool strict, const Sizes& hints,
+           const std::string& op_profiles, bool onnx_fallback, bool guess_output_rank, bool auto_merge) {
             const std::string_view bytes = view_of(model);
             const auto options = options_of(strict, hints, op_profiles, onnx_fallback, guess_output_rank, auto_merge, {});
+            const auto mode = payloads == "put_back" ? yobx::onnx::Payloads::put_back
+                              : payloads == "none"   ? yobx::onnx::Payloads::none
+                              : payloads == "left_out"
+                                  ? yobx::onnx::Payloads::left_out
+                                  : throw yobx::value_error("payloads: 'left_out', 'put_back' or 'none', not '" + payloads + "'");
             yobx::onnx::SerializedShapes out;
+            std::string report;
             {
                 py::gil_scoped_release unlocked;  // `model` is held by the caller: its bytes stay
-                out = yobx::onnx::infer_shapes_serialized(
-                    bytes, options, put_back ? yobx::onnx::Payloads::put_back : yobx::onnx::Payloads::left_out, "<bytes>", left_from);
+                out = yobx::onnx::infer_shapes_serialized(bytes, options, mode, "<bytes>", left_from);
+                if (with_report) report = out.report.to_json();  // 1.5 ms of a 8,000-node model's call: only when asked
             }
-            return py::make_tuple(py::bytes(out.model), out.left_out, out.report.to_json());
+            return py::make_tuple(py::bytes(out.model), out.left_out, out.graph_types, with_report ? py::object(py::str(report)) : py::none());
         },
-        py::arg("model"), py::arg("put_back"), py::arg("left_from"), py::arg("strict"), py::arg("hints"), py::arg("op_profiles"),
-        py::arg("onnx_fallback"), py::arg("guess_output_rank"), py::arg("auto_merge"),
-        "(model bytes, ...) -> (shaped model bytes, positions of the initializers left out, report JSON)");
+        py::arg("model"), py::arg("payloads"), py::arg("left_from"), py::arg("with_report"), py::arg("strict"), py::arg("hints"),
+        py::arg("op_profiles"), py::arg("onnx_fallback"), py::arg("guess_output_rank"), py::arg("auto_merge"),
+        "(model bytes, payloads, ...) -> (shaped model bytes or its graph's types, positions of the initializers left out, "
+        "whether the bytes are the graph's types only, report JSON or None)");
 
     m.def(
         "infer_shapes_path",

@@ -346,6 +346,21 @@ inline void check_onnx_bytes(const std::uint8_t* data, std::size_t size) {
     if (!whole.ParseFromString(yobx::onnx::infer_shapes_serialized(bytes, options, yobx::onnx::Payloads::put_back).model) ||
         whole.SerializeAsString() != out)
         defect("infer_shapes_serialized with the payloads put back is not the model shaped whole");
+    // none of the model back but its graph's types, merged as the module merges them into a copy of the model it holds
+    const auto types = yobx::onnx::infer_shapes_serialized(bytes, options, yobx::onnx::Payloads::none);
+    if (types.graph_types == yobx::onnx::detail::has_subgraph(m.graph())) defect("Payloads::none sends the graph's types only with a subgraph, or whole without");
+    ::onnx::ModelProto held;
+    if (!held.ParseFromArray(data, static_cast<int>(size))) defect("the model does not parse twice");
+    if (types.graph_types) {
+        held.mutable_graph()->clear_value_info();
+        held.mutable_graph()->clear_output();
+        if (!held.mutable_graph()->MergeFromString(types.model)) defect("the graph's types infer_shapes_serialized returns do not parse");
+    } else if (!held.ParseFromString(types.model)) {
+        defect("the model infer_shapes_serialized returns with Payloads::none does not parse");
+    } else {
+        for (const std::size_t i : types.left_out) *held.mutable_graph()->mutable_initializer(static_cast<int>(i)) = m.graph().initializer(static_cast<int>(i));
+    }
+    if (held.SerializeAsString() != out) defect("infer_shapes_serialized's graph types, merged into the model, are not the model shaped whole");
 }
 
 /// A base model mutated by the bytes, then checked: the replay of the fuzz target.

@@ -98,6 +98,54 @@ TEST_CASE("infer_shapes_serialized leaves the large payloads out and says which;
     CHECK(put_back.model == whole.SerializeAsString());
 }
 
+TEST_CASE("infer_shapes_serialized with Payloads::none sends the graph's types only, or the model when a node has a subgraph") {
+    const ::onnx::ModelProto m = conv_model();
+    ::onnx::ModelProto whole = m;
+    (void)yobx::onnx::infer_shapes(whole);
+    const auto types = yobx::onnx::infer_shapes_serialized(m.SerializeAsString(), {}, yobx::onnx::Payloads::none);
+    REQUIRE(types.graph_types);
+    CHECK(types.left_out.empty());
+    ::onnx::GraphProto g;
+    REQUIRE(g.ParseFromString(types.model));
+    CHECK(g.node_size() == 0);
+    CHECK(g.initializer_size() == 0);
+    CHECK(g.output_size() == 1);
+    CHECK(dims_of(g.output(0).type()) == std::vector<std::string>{"batch", "16", "h - 2", "w - 2"});
+    // merged into the caller's model in place of its value_info and outputs: infer_shapes' model
+    ::onnx::ModelProto merged = m;
+    merged.mutable_graph()->clear_value_info();
+    merged.mutable_graph()->clear_output();
+    REQUIRE(merged.mutable_graph()->MergeFromString(types.model));
+    CHECK(merged.SerializeAsString() == whole.SerializeAsString());
+
+    // an If: its branches' types are written inside the node, so the model comes back (payloads left out)
+    ::onnx::ModelProto with_if = conv_model();
+    auto& outer = *with_if.mutable_graph();
+    value(outer.add_input(), "c", {});
+    outer.mutable_input(1)->mutable_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::BOOL);
+    auto* node = add_node(outer, "If", {"c"}, "z");
+    for (const char* branch : {"then_branch", "else_branch"}) {
+        auto* a = node->add_attribute();
+        a->set_name(branch);
+        a->set_type(::onnx::AttributeProto::GRAPH);
+        auto& body = *a->mutable_g();
+        body.set_name(branch);
+        add_node(body, "Relu", {"y"}, "r");
+        body.add_output()->set_name("r");
+    }
+    outer.add_output()->set_name("z");
+    ::onnx::ModelProto shaped = with_if;
+    (void)yobx::onnx::infer_shapes(shaped);
+    REQUIRE(shaped.graph().node(1).attribute(0).g().output(0).type().has_tensor_type());
+    const auto back = yobx::onnx::infer_shapes_serialized(with_if.SerializeAsString(), {}, yobx::onnx::Payloads::none);
+    CHECK_FALSE(back.graph_types);
+    CHECK(back.left_out == std::vector<std::size_t>{0});
+    ::onnx::ModelProto completed;
+    REQUIRE(completed.ParseFromString(back.model));
+    *completed.mutable_graph()->mutable_initializer(0) = with_if.graph().initializer(0);
+    CHECK(completed.SerializeAsString() == shaped.SerializeAsString());
+}
+
 TEST_CASE("infer_shapes_serialized's errors are infer_shapes' and ModelFile's, naming the bytes") {
     CHECK(error_of([] { (void)yobx::onnx::infer_shapes_serialized("not a model", {}); }) ==
           "'<bytes>' is not an ONNX model (the protobuf does not parse: malformed or truncated)");

@@ -142,6 +142,39 @@ class SameAsTheCommand(unittest.TestCase):
         shaped.graph.initializer[1].float_data[0] = 7.0  # a copy: the caller's model does not change with it
         self.assertEqual(model.graph.initializer[1].float_data[0], 1.5)
 
+    def test_only_the_types_cross_back_unless_a_node_has_a_subgraph(self):
+        # a ModelProto comes back as its copy with the graph's value_info and outputs merged in;
+        # with an If (types written inside the node) the model crosses back, its weights copied over
+        plain = conv_model()
+        with_if = conv_model()
+        g = with_if.graph
+        g.input.append(helper.make_tensor_value_info("cond", TensorProto.BOOL, []))
+        branch = {k: helper.make_graph([helper.make_node("Relu", ["y"], ["r"])], k, [], [helper.make_tensor_value_info("r", TensorProto.FLOAT, None)])
+                  for k in ("then", "else")}
+        g.node.append(helper.make_node("If", ["cond"], ["z"], then_branch=branch["then"], else_branch=branch["else"], name="if"))
+        g.output.append(helper.make_tensor_value_info("z", TensorProto.FLOAT, None))
+        for model in (plain, with_if):
+            before = model.SerializeToString()
+            shaped = yobx.onnx.infer_shapes(model)
+            self.assertEqual(model.SerializeToString(), before)
+            self.assertEqual(shaped.SerializeToString(), yobx.onnx.infer_shapes(before).SerializeToString())
+            self.assertEqual([t.SerializeToString() for t in shaped.graph.initializer], [t.SerializeToString() for t in model.graph.initializer])
+        types_only, left, graph_types, report = yobx._yobx.infer_shapes(plain.SerializeToString(), payloads="none", left_from=1024, with_report=False,
+                                                                        strict=False, hints={}, op_profiles="", onnx_fallback=True,
+                                                                        guess_output_rank=False, auto_merge=False)
+        self.assertEqual((graph_types, left, report), (True, [], None))
+        self.assertEqual([v.name for v in onnx.GraphProto.FromString(types_only).output], ["y"])
+        whole, left, graph_types, _ = yobx._yobx.infer_shapes(with_if.SerializeToString(), payloads="none", left_from=1024, with_report=True,
+                                                              strict=False, hints={}, op_profiles="", onnx_fallback=True,
+                                                              guess_output_rank=False, auto_merge=False)
+        self.assertEqual((graph_types, left), (False, [1]))  # big (16 KiB) left out, w (864 bytes) kept: below 1 KiB
+        with self.assertRaisesRegex(ValueError, "^payloads: 'left_out', 'put_back' or 'none', not 'all'$"):
+            yobx._yobx.infer_shapes(b"", payloads="all", left_from=1024, with_report=False, strict=False, hints={}, op_profiles="",
+                                    onnx_fallback=True, guess_output_rank=False, auto_merge=False)
+        then = yobx.onnx.infer_shapes(with_if).graph.node[2].attribute[0].g
+        self.assertEqual([d.dim_param or d.dim_value for d in then.output[0].type.tensor_type.shape.dim],
+                         ["batch", 8, "(height + 1)//2", "(width + 1)//2"])
+
     def test_a_large_model_crosses_without_its_weights_and_comes_back_whole(self):
         # the path of models of 32 MB or more, on a small one: its large payloads (a 256x256 float
         # raw_data, a 1-D float_data of 20,000) copied neither in nor out but once into the result

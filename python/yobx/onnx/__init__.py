@@ -59,6 +59,8 @@ _MAX_VALUES = 4096  # SymTensor::max_values: past it, a 1-D tensor's values are 
 # each one back into the result by hand, a few microseconds a tensor: a smaller payload costs
 # less to serialize and parse with the rest (a 96-layer decoder has 579 weights of 4 KiB).
 _LEFT_FROM = 64 << 10
+# The payloads C++ does not read when only the written types come back: none needs copying back.
+_LEFT_OUT_FROM = 1 << 10
 # Below this size the model is serialized whole (C++ leaves the payloads out on its side): a
 # copy this small costs less than a copy made field by field, and glibc's allocator reuses its
 # buffer. Past it a buffer is mapped afresh at each call, and its pages cost more than the copy.
@@ -120,18 +122,31 @@ def _bytes_of(model, function):
     raise TypeError(f"{function}: model must be an onnx.ModelProto or its serialized bytes, not {type(model).__name__}")
 
 
-def _infer(model, strict, hints, op_profiles, onnx_fallback, guess_output_rank=False, auto_merge=False):
-    """The shaped ModelProto and the report's JSON text."""
-    if isinstance(model, onnx.ModelProto):
+def _infer(model, strict, hints, op_profiles, onnx_fallback, guess_output_rank=False, auto_merge=False, with_report=True):
+    """The shaped ModelProto and the report's JSON text (None without ``with_report``)."""
+    held = isinstance(model, onnx.ModelProto)
+    if held:
         data, left = _light(model)
     else:
         data, left = _bytes_of(model, "infer_shapes")[0], []
-    shaped, left_out, report = _yobx.infer_shapes(data, put_back=not isinstance(model, onnx.ModelProto), left_from=_LEFT_FROM,
-                                                   strict=bool(strict),
-                                                   hints=_hints(hints), op_profiles=_profiles(op_profiles),
-                                                   onnx_fallback=bool(onnx_fallback), guess_output_rank=bool(guess_output_rank),
-                                                   auto_merge=bool(auto_merge))
+    # A ModelProto held here comes back as a copy with what inference wrote merged in: C++ sends
+    # only the graph's value_info and outputs, and reads no payload of 1 KiB or more. A model
+    # with subgraphs (types written inside its nodes) comes back whole, its large payloads left
+    # out and copied over from `model`; bytes come back whole, the payloads put back.
+    shaped, left_out, graph_types, report = _yobx.infer_shapes(data, payloads="none" if held else "put_back",
+                                                               left_from=_LEFT_OUT_FROM if held else _LEFT_FROM,
+                                                               with_report=bool(with_report), strict=bool(strict),
+                                                               hints=_hints(hints), op_profiles=_profiles(op_profiles),
+                                                               onnx_fallback=bool(onnx_fallback),
+                                                               guess_output_rank=bool(guess_output_rank), auto_merge=bool(auto_merge))
     out = onnx.ModelProto()
+    if graph_types:
+        out.CopyFrom(model)  # the one copy of the weights, in C++ (protobuf's)
+        graph = out.graph
+        graph.ClearField("value_info")
+        graph.ClearField("output")
+        graph.MergeFromString(shaped)
+        return out, report
     out.ParseFromString(shaped)
     if left or left_out:
         # the payloads inference did not need, copied from the model the caller holds: the one copy of the weights
@@ -160,7 +175,7 @@ def infer_shapes(model, *, strict=False, hints=None, op_profiles=None, onnx_fall
     - ``with_report``: return ``(model, report)``, the report a dict (the JSON
       report of ``yobx-onnx-shapes --report``).
     """
-    out, report = _infer(model, strict, hints, op_profiles, onnx_fallback)
+    out, report = _infer(model, strict, hints, op_profiles, onnx_fallback, with_report=with_report)
     return (out, json.loads(report)) if with_report else out
 
 

@@ -6,7 +6,8 @@
 // reads a file, without copying the payloads of its large initializers; the shaped
 // model comes back with them left out, and their positions, for a caller that holds
 // the model to copy them over (one copy of the weights in all), or put back here for
-// a caller that holds only bytes.
+// a caller that holds only bytes. A caller that holds the model can take back only what
+// inference writes (the graph's value_info and outputs) and merge it into its own copy.
 //
 //   yobx::onnx::SerializedShapes out = yobx::onnx::infer_shapes_serialized(bytes, options);
 //   // out.model: the shaped model's bytes; out.left_out: the initializers it leaves out
@@ -32,12 +33,27 @@ struct SerializedShapes {
     /// Positions among the graph's initializers of those `model` holds without their payloads
     /// (ascending; empty when the payloads were put back or the model had none to leave out).
     std::vector<std::size_t> left_out;
+    /// Payloads::none, on a model without subgraphs: `model` is a serialized GraphProto holding
+    /// only the graph's value_info and outputs, all that inference writes.
+    bool graph_types = false;
     ShapeReport report;
 };
 
-/// Whether the large initializer payloads are left out of what comes back (the caller holds
-/// the model and copies them over) or put back (the caller holds only bytes).
-enum class Payloads { left_out, put_back };
+/// What comes back of the model: the model with its large initializer payloads left out (the
+/// caller holds the model and copies them over) or put back (the caller holds only bytes); or
+/// none of the model but what inference wrote, the graph's value_info and outputs (the caller
+/// holds the model, copies it whole and replaces those two fields), when no node of the graph
+/// has a subgraph (whose types are written inside the node), else as left_out.
+enum class Payloads { left_out, put_back, none };
+
+namespace detail {
+inline bool has_subgraph(const ::onnx::GraphProto& g) {
+    for (const auto& n : g.node())
+        for (const auto& a : n.attribute())
+            if (a.has_g() || a.graphs_size() > 0) return true;
+    return false;
+}
+}  // namespace detail
 
 /// infer_shapes on a serialized model (`name` stands for it in errors). The payloads left out
 /// are those ModelFile leaves in a file of at least `left_from` bytes each (a caller that copies
@@ -52,6 +68,18 @@ inline SerializedShapes infer_shapes_serialized(std::string_view bytes, const In
     out.report = infer_shapes(file.model(), options);
     if (payloads == Payloads::put_back) {
         out.model = file.serialize();
+    } else if (payloads == Payloads::none && !detail::has_subgraph(file.model().graph())) {
+        // GraphProto's output (12) and value_info (13), written field by field: nothing copied
+        for (const auto& [number, values] : {std::pair{12, &file.model().graph().output()}, std::pair{13, &file.model().graph().value_info()}})
+            for (const auto& v : *values) {
+                detail::wire::put_varint(out.model, (static_cast<std::uint64_t>(number) << 3) | detail::wire::wire_bytes);
+                const std::size_t size = v.ByteSizeLong();
+                detail::wire::put_varint(out.model, size);
+                const std::size_t at = out.model.size();
+                out.model.resize(at + size);
+                v.SerializeWithCachedSizesToArray(reinterpret_cast<std::uint8_t*>(out.model.data() + at));
+            }
+        out.graph_types = true;
     } else {
         out.left_out = file.left_out();
         if (!file.model().SerializeToString(&out.model)) throw value_error("the shaped model does not serialize");
