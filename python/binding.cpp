@@ -13,14 +13,23 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
+#include <exception>
 #include <filesystem>
+#include <functional>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
+
+#include <unistd.h>
 
 namespace py = pybind11;
 
@@ -86,6 +95,126 @@ yobx::SymBool relation(std::string_view op, const yobx::SymInt& a, const yobx::S
     throw yobx::value_error("unknown relation '" + std::string(op) + "'");
 }
 
+/// One call of infer_shapes_serialized: the arguments read with the GIL held, run() without
+/// it (reading only the bytes of `model`, whose reference it keeps), result() with it.
+class Inference {
+public:
+    Inference(py::bytes model, const std::string& payloads, std::size_t left_from, bool with_report, yobx::onnx::InferenceOptions options)
+        : model_(std::move(model)), bytes_(view_of(model_)), mode_(mode_of(payloads)), left_from_(left_from), with_report_(with_report),
+          options_(std::move(options)) {}
+
+    void run() noexcept {
+        try {
+            out_ = yobx::onnx::infer_shapes_serialized(bytes_, options_, mode_, "<bytes>", left_from_);
+            if (with_report_) report_ = out_.report.to_json();  // 1.5 ms of a 8,000-node model's call: only when asked
+        } catch (...) {
+            error_ = std::current_exception();
+        }
+    }
+
+    py::tuple result() const {
+        if (error_) std::rethrow_exception(error_);
+        return py::make_tuple(py::bytes(out_.model), out_.left_out, out_.graph_types, with_report_ ? py::object(py::str(report_)) : py::none());
+    }
+
+private:
+    static yobx::onnx::Payloads mode_of(const std::string& payloads) {
+        if (payloads == "left_out") return yobx::onnx::Payloads::left_out;
+        if (payloads == "put_back") return yobx::onnx::Payloads::put_back;
+        if (payloads == "none") return yobx::onnx::Payloads::none;
+        throw yobx::value_error("payloads: 'left_out', 'put_back' or 'none', not '" + payloads + "'");
+    }
+
+    py::bytes model_;
+    std::string_view bytes_;
+    yobx::onnx::Payloads mode_;
+    std::size_t left_from_;
+    bool with_report_;
+    yobx::onnx::InferenceOptions options_;
+    yobx::onnx::SerializedShapes out_;
+    std::string report_;
+    std::exception_ptr error_;
+};
+
+/// The thread that runs started inferences, one after another: started at the first and kept
+/// (a thread started per call begins with a cold malloc arena: thousands of page faults on a
+/// large model). Never destroyed, as the thread waits on it until the process ends; a child
+/// process after fork, where the thread does not exist, starts its own.
+class Worker {
+public:
+    /// Called with the GIL held: one caller at a time.
+    static Worker& instance() {
+        static Worker* worker = nullptr;
+        static pid_t owner = 0;
+        if (worker == nullptr || owner != ::getpid()) {
+            worker = new Worker();  // NOLINT: kept until the process ends
+            owner = ::getpid();
+        }
+        return *worker;
+    }
+
+    void submit(std::function<void()> job) {
+        {
+            const std::lock_guard<std::mutex> lock(mutex_);
+            jobs_.push_back(std::move(job));
+        }
+        ready_.notify_one();
+    }
+
+private:
+    Worker() { std::thread([this] { loop(); }).detach(); }
+
+    [[noreturn]] void loop() {
+        for (;;) {
+            std::function<void()> job;
+            {
+                std::unique_lock<std::mutex> lock(mutex_);
+                ready_.wait(lock, [this] { return !jobs_.empty(); });
+                job = std::move(jobs_.front());
+                jobs_.pop_front();
+            }
+            job();  // noexcept: Inference::run keeps its errors
+        }
+    }
+
+    std::mutex mutex_;
+    std::condition_variable ready_;
+    std::deque<std::function<void()>> jobs_;
+};
+
+/// An Inference handed to the Worker; result() (or the destructor) waits for it, the GIL released.
+class Started {
+public:
+    explicit Started(Inference call) : call_(std::move(call)) {
+        Worker::instance().submit([this] {
+            call_.run();
+            const std::lock_guard<std::mutex> lock(mutex_);  // notified under the lock: the waiter cannot
+            done_ = true;                                     // return, and free *this, before it is done
+            finished_.notify_all();
+        });
+    }
+    Started(const Started&) = delete;
+    Started& operator=(const Started&) = delete;
+    ~Started() { wait(); }
+
+    py::tuple result() {
+        wait();
+        return call_.result();
+    }
+
+private:
+    void wait() {
+        py::gil_scoped_release unlocked;
+        std::unique_lock<std::mutex> lock(mutex_);
+        finished_.wait(lock, [this] { return done_; });
+    }
+
+    Inference call_;
+    std::mutex mutex_;
+    std::condition_variable finished_;
+    bool done_ = false;
+};
+
 }  // namespace
 
 PYBIND11_MODULE(_yobx, m) {
@@ -109,26 +238,32 @@ PYBIND11_MODULE(_yobx, m) {
         "infer_shapes",
         [](const py::bytes& model, const std::string& payloads, std::size_t left_from, bool with_report, bool strict, const Sizes& hints,
            const std::string& op_profiles, bool onnx_fallback, bool guess_output_rank, bool auto_merge) {
-            const std::string_view bytes = view_of(model);
-            const auto options = options_of(strict, hints, op_profiles, onnx_fallback, guess_output_rank, auto_merge, {});
-            const auto mode = payloads == "put_back" ? yobx::onnx::Payloads::put_back
-                              : payloads == "none"   ? yobx::onnx::Payloads::none
-                              : payloads == "left_out"
-                                  ? yobx::onnx::Payloads::left_out
-                                  : throw yobx::value_error("payloads: 'left_out', 'put_back' or 'none', not '" + payloads + "'");
-            yobx::onnx::SerializedShapes out;
-            std::string report;
+            Inference call(model, payloads, left_from, with_report,
+                           options_of(strict, hints, op_profiles, onnx_fallback, guess_output_rank, auto_merge, {}));
             {
                 py::gil_scoped_release unlocked;  // `model` is held by the caller: its bytes stay
-                out = yobx::onnx::infer_shapes_serialized(bytes, options, mode, "<bytes>", left_from);
-                if (with_report) report = out.report.to_json();  // 1.5 ms of a 8,000-node model's call: only when asked
+                call.run();
             }
-            return py::make_tuple(py::bytes(out.model), out.left_out, out.graph_types, with_report ? py::object(py::str(report)) : py::none());
+            return call.result();
         },
         py::arg("model"), py::arg("payloads"), py::arg("left_from"), py::arg("with_report"), py::arg("strict"), py::arg("hints"),
         py::arg("op_profiles"), py::arg("onnx_fallback"), py::arg("guess_output_rank"), py::arg("auto_merge"),
         "(model bytes, payloads, ...) -> (shaped model bytes or its graph's types, positions of the initializers left out, "
         "whether the bytes are the graph's types only, report JSON or None)");
+
+    // The same inference on yobx's thread, the GIL free: Python copies the model it holds
+    // meanwhile (the result's other half), then takes the result.
+    py::class_<Started>(m, "Started").def("result", &Started::result, "waits for the inference; infer_shapes' tuple, or its error");
+    m.def(
+        "start_infer_shapes",
+        [](const py::bytes& model, const std::string& payloads, std::size_t left_from, bool with_report, bool strict, const Sizes& hints,
+           const std::string& op_profiles, bool onnx_fallback, bool guess_output_rank, bool auto_merge) {
+            return std::make_unique<Started>(Inference(model, payloads, left_from, with_report,
+                                                       options_of(strict, hints, op_profiles, onnx_fallback, guess_output_rank, auto_merge, {})));
+        },
+        py::arg("model"), py::arg("payloads"), py::arg("left_from"), py::arg("with_report"), py::arg("strict"), py::arg("hints"),
+        py::arg("op_profiles"), py::arg("onnx_fallback"), py::arg("guess_output_rank"), py::arg("auto_merge"),
+        "infer_shapes started on yobx's thread: .result() gives what infer_shapes returns");
 
     m.def(
         "infer_shapes_path",

@@ -8,9 +8,11 @@ the Python exception; the fuzzers' corpus of models gives a model or a ValueErro
 """
 import json
 import os
+import signal
 import subprocess
 import sys
 import unittest
+import warnings
 
 import onnx
 from onnx import TensorProto, helper
@@ -174,6 +176,33 @@ class SameAsTheCommand(unittest.TestCase):
         then = yobx.onnx.infer_shapes(with_if).graph.node[2].attribute[0].g
         self.assertEqual([d.dim_param or d.dim_value for d in then.output[0].type.tensor_type.shape.dim],
                          ["batch", 8, "(height + 1)//2", "(width + 1)//2"])
+
+    def test_a_large_graph_infers_on_yobx_s_thread_as_it_does_on_the_caller_s(self):
+        # from _OVERLAP_FROM nodes, inference runs on yobx's thread while Python copies the model:
+        # the same model, report and errors; a child process after fork starts its own thread
+        cases = [conv_model(), onnx.load(model_path("names")), onnx.load(model_path("declared"))]
+        expected = [yobx.onnx.infer_shapes(m, with_report=True) for m in cases]
+        saved = yobx.onnx._OVERLAP_FROM
+        try:
+            yobx.onnx._OVERLAP_FROM = 0
+            for model, (shaped, report) in zip(cases, expected):
+                got, got_report = yobx.onnx.infer_shapes(model, with_report=True)
+                self.assertEqual(got.SerializeToString(), shaped.SerializeToString())
+                self.assertEqual(without_seconds(got_report), without_seconds(report))
+            with self.assertRaises(ValueError) as e:
+                yobx.onnx.infer_shapes(onnx.load(model_path("cycle")))
+            self.assertEqual(str(e.exception), "the graph is not a DAG: node 'r1' (Relu) depends on itself through 'a'")
+            with warnings.catch_warnings():  # Python 3.12 warns of fork in a process with threads: yobx's is one
+                warnings.simplefilter("ignore", DeprecationWarning)
+                pid = os.fork()
+            if pid == 0:  # the child: a wrong or missing result is its exit status, a hang its alarm
+                signal.alarm(20)
+                ok = yobx.onnx.infer_shapes(cases[0]).SerializeToString() == expected[0][0].SerializeToString()
+                os._exit(0 if ok else 3)
+            _, status = os.waitpid(pid, 0)
+            self.assertEqual(status, 0)
+        finally:
+            yobx.onnx._OVERLAP_FROM = saved
 
     def test_a_large_model_crosses_without_its_weights_and_comes_back_whole(self):
         # the path of models of 32 MB or more, on a small one: its large payloads (a 256x256 float
