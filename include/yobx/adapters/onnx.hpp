@@ -63,11 +63,10 @@ inline void save_model(const ::onnx::ModelProto& model, const std::string& path)
     std::filesystem::rename(tmp, path);
 }
 
-/// Infers the type and shape of every value of `model` and writes them in: each
-/// intermediate value in graph.value_info, the outputs' types. Returns the report.
-/// Errors (value_error, nothing written): an unknown default-domain opset, a graph that is
-/// not a DAG, an input produced by nothing; in strict mode, an undecidable question.
-inline ShapeReport infer_shapes(::onnx::ModelProto& model, const InferenceOptions& options = {}) {
+namespace detail {
+/// infer_shapes, the main graph's value_info serialized into `value_info` if given (see
+/// Walker::write_graph_types) instead of written into the model.
+inline ShapeReport infer_shapes(::onnx::ModelProto& model, const InferenceOptions& options, std::string* value_info) {
     const auto start = std::chrono::steady_clock::now();
     std::map<std::string, int, std::less<>> opsets;
     for (const auto& o : model.opset_import()) opsets[o.domain() == "ai.onnx" ? "" : o.domain()] = static_cast<int>(o.version());
@@ -77,16 +76,25 @@ inline ShapeReport infer_shapes(::onnx::ModelProto& model, const InferenceOption
         throw value_error("unknown opset " + std::to_string(def->second) + " of the default domain (yobx knows " +
                           std::to_string(min_known_opset) + " to " + std::to_string(max_known_opset) + ")");
     ShapeReport report;
-    detail::Walker walker(options, report, opsets);
+    Walker walker(options, report, opsets);
     walker.set_model(&model);
-    detail::Walker::Scope scope;
+    Walker::Scope scope;
     // the walk reads the model and writes nothing: an error leaves it as it was
     walker.walk(*model.mutable_graph(), scope, {});
     walker.check_hints();
     walker.write_subgraphs();
-    walker.write_graph_types(*model.mutable_graph(), scope);
+    walker.write_graph_types(*model.mutable_graph(), scope, value_info);
     report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return report;
+}
+}  // namespace detail
+
+/// Infers the type and shape of every value of `model` and writes them in: each
+/// intermediate value in graph.value_info, the outputs' types. Returns the report.
+/// Errors (value_error, nothing written): an unknown default-domain opset, a graph that is
+/// not a DAG, an input produced by nothing; in strict mode, an undecidable question.
+inline ShapeReport infer_shapes(::onnx::ModelProto& model, const InferenceOptions& options = {}) {
+    return detail::infer_shapes(model, options, nullptr);
 }
 
 }  // namespace yobx::onnx

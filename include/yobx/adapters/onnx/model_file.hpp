@@ -15,6 +15,7 @@
 #pragma once
 
 #include <yobx/adapters/onnx/protobuf.hpp>
+#include <yobx/adapters/onnx/wire.hpp>
 
 #include <yobx/error.hpp>
 #include <yobx/shape/sym_tensor.hpp>
@@ -47,104 +48,6 @@
 #endif
 
 namespace yobx::onnx {
-
-namespace detail::wire {
-
-// Protobuf's wire format, what the pass needs of it: fields as (number, wire type,
-// byte range). Anything else (groups, a varint past 10 bytes, a length past the end)
-// makes the pass give up, and the file is parsed whole.
-enum : int { wire_varint = 0, wire_fixed64 = 1, wire_bytes = 2, wire_fixed32 = 5 };
-
-struct Field {
-    std::uint64_t number = 0;
-    int type = 0;
-    const char* begin = nullptr;  // the tag's first byte
-    const char* data = nullptr;   // the payload (after a length for `bytes`)
-    const char* end = nullptr;    // one past the field
-    std::uint64_t value = 0;      // a varint's value
-};
-
-inline bool read_varint(const char*& p, const char* end, std::uint64_t& v) {
-    v = 0;
-    for (int shift = 0; shift < 64 && p < end; shift += 7) {
-        const auto b = static_cast<unsigned char>(*p++);
-        v |= static_cast<std::uint64_t>(b & 0x7f) << shift;
-        if (!(b & 0x80)) return true;
-    }
-    return false;
-}
-
-/// The next field of [p, end); false at the end or on anything the pass does not follow.
-inline bool next_field(const char*& p, const char* end, Field& f) {
-    if (p >= end) return false;
-    f.begin = p;
-    std::uint64_t tag = 0;
-    if (!read_varint(p, end, tag) || (tag >> 3) == 0) return false;
-    f.number = tag >> 3;
-    f.type = static_cast<int>(tag & 7);
-    switch (f.type) {
-        case wire_varint:
-            f.data = p;
-            if (!read_varint(p, end, f.value)) return false;
-            break;
-        case wire_fixed64:
-        case wire_fixed32: {
-            const std::size_t w = f.type == wire_fixed64 ? 8 : 4;
-            if (static_cast<std::size_t>(end - p) < w) return false;
-            f.data = p;
-            p += w;
-            break;
-        }
-        case wire_bytes: {
-            std::uint64_t n = 0;
-            if (!read_varint(p, end, n) || n > static_cast<std::uint64_t>(end - p)) return false;
-            f.data = p;
-            p += n;
-            break;
-        }
-        default: return false;  // groups: deprecated, and never written by ONNX
-    }
-    f.end = p;
-    return true;
-}
-
-inline void put_varint(std::string& out, std::uint64_t v) {
-    while (v >= 0x80) {
-        out.push_back(static_cast<char>((v & 0x7f) | 0x80));
-        v >>= 7;
-    }
-    out.push_back(static_cast<char>(v));
-}
-
-/// A packed field's payload is whole: each varint ends inside it, fixed widths divide it.
-inline bool packed_ok(const Field& f, int element_type) {
-    if (element_type == wire_fixed32) return (f.end - f.data) % 4 == 0;
-    if (element_type == wire_fixed64) return (f.end - f.data) % 8 == 0;
-    for (const char* p = f.data; p < f.end;) {
-        std::uint64_t v = 0;
-        if (!read_varint(p, f.end, v)) return false;
-    }
-    return true;
-}
-
-// TensorProto's field numbers.
-inline constexpr std::uint64_t tensor_dims = 1, tensor_data_type = 2, tensor_name = 8;
-
-/// The element type of one of TensorProto's payload fields (float_data, int32_data,
-/// int64_data, raw_data, double_data, uint64_data), or -1 for another field.
-inline int payload_element(std::uint64_t number) {
-    switch (number) {
-        case 4: return wire_fixed32;  // float_data
-        case 5: return wire_varint;   // int32_data
-        case 7: return wire_varint;   // int64_data
-        case 9: return wire_bytes;    // raw_data
-        case 10: return wire_fixed64;  // double_data
-        case 11: return wire_varint;   // uint64_data
-        default: return -1;
-    }
-}
-
-}  // namespace detail::wire
 
 /// A model file read for shape inference: `model()` is the ModelProto with the payloads
 /// of its large initializers (rank >= 2, or more than SymTensor::max_values elements

@@ -65,21 +65,23 @@ inline SerializedShapes infer_shapes_serialized(std::string_view bytes, const In
                                                 std::size_t left_from = 1024) {
     ModelFile file = ModelFile::view(bytes, std::move(name), left_from);
     SerializedShapes out;
+    if (payloads == Payloads::none && !detail::has_subgraph(file.model().graph())) {
+        // the value_info serialized as the walk writes it (no message built), then the outputs
+        out.report = detail::infer_shapes(file.model(), options, &out.model);
+        for (const auto& v : file.model().graph().output()) {
+            const std::size_t size = v.ByteSizeLong();
+            out.model += '\x62';  // GraphProto.output (12)
+            detail::wire::put_varint(out.model, size);
+            const std::size_t at = out.model.size();
+            out.model.resize(at + size);
+            v.SerializeWithCachedSizesToArray(reinterpret_cast<std::uint8_t*>(out.model.data() + at));
+        }
+        out.graph_types = true;
+        return out;
+    }
     out.report = infer_shapes(file.model(), options);
     if (payloads == Payloads::put_back) {
         out.model = file.serialize();
-    } else if (payloads == Payloads::none && !detail::has_subgraph(file.model().graph())) {
-        // GraphProto's output (12) and value_info (13), written field by field: nothing copied
-        for (const auto& [number, values] : {std::pair{12, &file.model().graph().output()}, std::pair{13, &file.model().graph().value_info()}})
-            for (const auto& v : *values) {
-                detail::wire::put_varint(out.model, (static_cast<std::uint64_t>(number) << 3) | detail::wire::wire_bytes);
-                const std::size_t size = v.ByteSizeLong();
-                detail::wire::put_varint(out.model, size);
-                const std::size_t at = out.model.size();
-                out.model.resize(at + size);
-                v.SerializeWithCachedSizesToArray(reinterpret_cast<std::uint8_t*>(out.model.data() + at));
-            }
-        out.graph_types = true;
     } else {
         out.left_out = file.left_out();
         if (!file.model().SerializeToString(&out.model)) throw value_error("the shaped model does not serialize");

@@ -11,6 +11,7 @@
 
 #include <yobx/adapters/onnx/options.hpp>
 #include <yobx/adapters/onnx/tensors.hpp>
+#include <yobx/adapters/onnx/wire.hpp>
 #include <yobx/onnx/ops.hpp>
 #include <yobx/onnx/report.hpp>
 
@@ -567,7 +568,10 @@ public:
     }
 
     /// Every value's type into the graph: value_info for intermediate values, the outputs' types.
-    void write_graph_types(::onnx::GraphProto& g, const Scope& scope) {
+    /// With `value_info` given, the intermediate values are serialized there instead (each a
+    /// GraphProto value_info field, the bytes protobuf writes for them) and the graph's own
+    /// value_info is left out: what a caller that holds the model merges into its copy.
+    void write_graph_types(::onnx::GraphProto& g, const Scope& scope, std::string* value_info = nullptr) {
         std::unordered_set<std::string_view> outputs, inputs;  // views of the graph's names
         for (const auto& o : g.output()) outputs.insert(o.name());
         inputs.reserve(static_cast<std::size_t>(g.input_size() + g.initializer_size()));
@@ -578,29 +582,123 @@ public:
         before.Swap(g.mutable_value_info());
         std::unordered_map<std::string_view, const ::onnx::ValueInfoProto*> declared_info;
         for (const auto& v : before) declared_info[v.name()] = &v;
-        g.mutable_value_info()->Reserve(g.node_size());
+        if (value_info == nullptr) g.mutable_value_info()->Reserve(g.node_size());
+        WireType wire;
         for (const auto& n : g.node())
             for (const auto& name : n.output()) {
                 if (name.empty() || outputs.count(name) || inputs.count(name)) continue;
                 const auto it = scope.find(name);
                 if (it == scope.end()) continue;
+                const auto d = declared_info.empty() ? declared_info.end() : declared_info.find(name);
+                const ::onnx::TypeProto* declared = d == declared_info.end() ? nullptr : &d->second->type();
+                if (value_info != nullptr) {
+                    wire.clear();
+                    write_type(it->second, declared, name, wire);
+                    wire.append_value_info(*value_info, name);
+                    continue;
+                }
                 auto* v = g.add_value_info();
                 v->set_name(name);
-                const auto d = declared_info.find(name);
-                write_type(it->second, d == declared_info.end() ? nullptr : &d->second->type(), name, *v->mutable_type());
+                ProtoType proto{*v->mutable_type()};
+                write_type(it->second, declared, name, proto);
             }
         for (auto& o : *g.mutable_output()) {
             const auto it = scope.find(o.name());
             if (it == scope.end()) continue;
             const ::onnx::TypeProto old = o.type();
             o.clear_type();
-            write_type(it->second, &old, o.name(), *o.mutable_type());
+            ProtoType proto{*o.mutable_type()};
+            write_type(it->second, &old, o.name(), proto);
         }
     }
 
+    /// Where write_type writes a type: a TypeProto...
+    struct ProtoType {
+        ::onnx::TypeProto& out;
+        ::onnx::TensorShapeProto* shape = nullptr;
+        void other(const ::onnx::TypeProto& t) { out = t; }
+        void elem_type(int type) { out.mutable_tensor_type()->set_elem_type(type); }
+        void start_shape() { shape = out.mutable_tensor_type()->mutable_shape(); }
+        ::onnx::TensorShapeProto_Dimension* dim() {
+            if (shape == nullptr) start_shape();
+            return shape->add_dim();
+        }
+        void dim_value(std::int64_t v) { dim()->set_dim_value(v); }
+        void dim_param(const std::string& p) { dim()->set_dim_param(p); }
+        void unknown_dim() { (void)dim(); }
+    };
+
+    /// ... or its serialization, written as protobuf writes it (fields in order, a set field
+    /// written even when 0, negative integers as 10-byte varints), without building the message.
+    struct WireType {
+        std::string other_, shape_, tensor_;
+        int elem_type_ = 0;
+        bool is_other_ = false, has_shape_ = false;
+        void clear() {
+            other_.clear();
+            shape_.clear();
+            elem_type_ = 0;
+            is_other_ = has_shape_ = false;
+        }
+        void other(const ::onnx::TypeProto& t) {
+            is_other_ = true;
+            t.SerializeToString(&other_);
+        }
+        void elem_type(int type) { elem_type_ = type; }
+        void start_shape() { has_shape_ = true; }
+        void dim_value(std::int64_t v) {
+            has_shape_ = true;
+            shape_ += '\x0a';  // TensorShapeProto.dim (1)
+            wire::put_varint(shape_, 1 + wire::varint_size(static_cast<std::uint64_t>(v)));
+            shape_ += '\x08';  // dim_value (1)
+            wire::put_varint(shape_, static_cast<std::uint64_t>(v));
+        }
+        void dim_param(const std::string& p) {
+            has_shape_ = true;
+            shape_ += '\x0a';
+            wire::put_varint(shape_, 1 + wire::varint_size(p.size()) + p.size());
+            shape_ += '\x12';  // dim_param (2)
+            wire::put_varint(shape_, p.size());
+            shape_ += p;
+        }
+        void unknown_dim() {
+            has_shape_ = true;
+            shape_.append("\x0a\x00", 2);  // an empty Dimension
+        }
+        /// A ValueInfoProto {name, type} as GraphProto's value_info field (13), appended to `out`.
+        void append_value_info(std::string& out, const std::string& name) {
+            const std::string* type = &other_;
+            if (!is_other_) {
+                tensor_.clear();
+                tensor_ += '\x0a';  // TypeProto.tensor_type (1)
+                const std::uint64_t elem = static_cast<std::uint64_t>(static_cast<std::int64_t>(elem_type_));
+                const std::size_t body = 1 + wire::varint_size(elem) + (has_shape_ ? 1 + wire::varint_size(shape_.size()) + shape_.size() : 0);
+                wire::put_varint(tensor_, body);
+                tensor_ += '\x08';  // TypeProto.Tensor.elem_type (1)
+                wire::put_varint(tensor_, elem);
+                if (has_shape_) {
+                    tensor_ += '\x12';  // shape (2)
+                    wire::put_varint(tensor_, shape_.size());
+                    tensor_ += shape_;
+                }
+                type = &tensor_;
+            }
+            const std::size_t size = 1 + wire::varint_size(name.size()) + name.size() + 1 + wire::varint_size(type->size()) + type->size();
+            out += '\x6a';  // GraphProto.value_info (13)
+            wire::put_varint(out, size);
+            out += '\x0a';  // ValueInfoProto.name (1)
+            wire::put_varint(out, name.size());
+            out += name;
+            out += '\x12';  // type (2)
+            wire::put_varint(out, type->size());
+            out += *type;
+        }
+    };
+
     /// One value's type. Where the model declared a dimension, the inferred one is written
     /// when it differs (a contradiction, reported); a declared dim yobx does not know is kept.
-    void write_type(const TensorInfo& info, const ::onnx::TypeProto* model, const std::string& name, ::onnx::TypeProto& out) {
+    template <class Out>
+    void write_type(const TensorInfo& info, const ::onnx::TypeProto* model, const std::string& name, Out& out) {
         ++report_.values;
         if (!info.shape && info.elem_type == elem::undefined) {
             // not a tensor as far as yobx knows: a sequence, map or optional value keeps the type
@@ -611,24 +709,23 @@ public:
             if (other == nullptr && onnx_types_ != nullptr)
                 if (const auto it = onnx_types_->find(name); it != onnx_types_->end() && it->second.other) other = &*it->second.other;
             if (other != nullptr) {
-                out = *other;
+                out.other(*other);
                 ++report_.not_tensor;
                 return;
             }
         }
-        auto* tt = out.mutable_tensor_type();
         const bool model_tensor = model && model->has_tensor_type();
         int type = info.elem_type;
         if (type == elem::undefined && model_tensor) type = model->tensor_type().elem_type();
-        tt->set_elem_type(type);
+        out.elem_type(type);
         const bool model_shape = model_tensor && model->tensor_type().has_shape();
         if (!info.shape) {
             if (model_shape) {
                 // the model's own shape, but never a negative dim it may hold
                 for (const auto& md : model->tensor_type().shape().dim()) {
-                    auto* dim = tt->mutable_shape()->add_dim();
-                    if (md.has_dim_value() && md.dim_value() >= 0) dim->set_dim_value(md.dim_value());
-                    else if (md.has_dim_param() && readable(md.dim_param())) dim->set_dim_param(md.dim_param());
+                    if (md.has_dim_value() && md.dim_value() >= 0) out.dim_value(md.dim_value());
+                    else if (md.has_dim_param() && readable(md.dim_param())) out.dim_param(md.dim_param());
+                    else out.unknown_dim();
                 }
                 report_.dims_from_model += static_cast<std::size_t>(model->tensor_type().shape().dim_size());
             } else {
@@ -636,14 +733,13 @@ public:
             }
             return;
         }
-        auto* shape = tt->mutable_shape();
+        out.start_shape();
         const bool same_rank = model_shape && static_cast<int>(info.shape->size()) == model->tensor_type().shape().dim_size();
         for (std::size_t i = 0; i < info.shape->size(); ++i) {
             const SymInt& d0 = (*info.shape)[i];
-            auto* dim = shape->add_dim();
             ++report_.dims;
             if (!same_rank && d0.is_constant()) {  // most dims: nothing to simplify, compare or print
-                dim->set_dim_value(*d0.maybe_constant());
+                out.dim_value(*d0.maybe_constant());
                 ++report_.constant;
                 continue;
             }
@@ -651,7 +747,7 @@ public:
             const ::onnx::TensorShapeProto_Dimension* md = same_rank ? &model->tensor_type().shape().dim(static_cast<int>(i)) : nullptr;
             const bool fresh = is_fresh(d);
             if (md && md->has_dim_value() && md->dim_value() >= 0 && fresh) {
-                dim->set_dim_value(md->dim_value());
+                out.dim_value(md->dim_value());
                 ++report_.dims_from_model;
                 continue;
             }
@@ -660,10 +756,10 @@ public:
                 (d.maybe_constant() ? *d.maybe_constant() != md->dim_value() : env_.statically_known_true(d != md->dim_value())))
                 report_.contradictions.push_back({name, static_cast<std::int64_t>(i), std::to_string(md->dim_value()), d.to_string()});
             if (const auto c = d.maybe_constant()) {
-                dim->set_dim_value(*c);
+                out.dim_value(*c);
                 ++report_.constant;
             } else {
-                dim->set_dim_param(printed(d));
+                out.dim_param(printed(d));
                 ++(fresh ? report_.fresh : report_.symbolic);
             }
         }
