@@ -10,8 +10,8 @@ expression of the inputs' dims as yobx prints it (``batch``, ``(height + 31)//32
     shaped, report = yobx.onnx.infer_shapes(model, with_report=True)
     yobx.onnx.evaluate_shapes(shaped, {"batch": 2, "height": 224})["logits"]   # (2, 1000)
 
-The model crosses into C++ as bytes and the large initializers' payloads are not
-copied back: the shaped model is completed from ``model``'s own initializers.
+The model crosses into C++ as bytes and only what inference wrote comes back (the
+graph's value_info and outputs): the shaped model is a copy of ``model`` with them put in.
 Errors are ``ValueError`` (a malformed model, a cycle, an unknown opset, a
 question strict mode cannot decide) with the messages ``yobx-onnx-shapes`` prints.
 """
@@ -149,8 +149,8 @@ def _infer(model, strict, hints, op_profiles, onnx_fallback, guess_output_rank=F
                      onnx_fallback=bool(onnx_fallback), guess_output_rank=bool(guess_output_rank), auto_merge=bool(auto_merge))
     out = onnx.ModelProto()
     if held and len(model.graph.node) >= _OVERLAP_FROM:
-        # a large graph: inference runs on a thread of its own (C++, the GIL free) while this
-        # one copies the model, the two halves of the call at once
+        # a large graph: inference runs on yobx's thread (C++, the GIL free) while this one
+        # copies the model, the two halves of the call at once
         started = _yobx.start_infer_shapes(data, **arguments)
         out.CopyFrom(model)
         shaped, left_out, graph_types, report = started.result()
