@@ -286,9 +286,7 @@ private:
             graph_seen = true;
             std::string graph;
             if (!light_graph(f.data, f.end, graph)) return false;
-            put_varint(bytes, (7 << 3) | wire_bytes);
-            put_varint(bytes, graph.size());
-            bytes += graph;
+            put_bytes(bytes, 7, graph);
         }
         if (stripped_.empty()) return false;  // nothing saved: protobuf reads the file itself
         return model_->ParseFromString(bytes);
@@ -313,9 +311,7 @@ private:
                 out.append(f.begin, f.end);
                 continue;
             }
-            put_varint(out, (5 << 3) | wire_bytes);
-            put_varint(out, tensor.size());
-            out += tensor;
+            put_bytes(out, 5, tensor);
             stripped_.push_back(std::move(s));
         }
         return true;
@@ -420,8 +416,7 @@ private:
                 std::size_t size = static_cast<std::size_t>(g.end - g.data);
                 for (const auto& r : next->payload) size += r.size();
                 auto& head = owned.emplace_back();
-                put_varint(head, (5 << 3) | wire_bytes);
-                put_varint(head, size);
+                put_head(head, 5, size);
                 add(head);
                 add(std::string_view(g.data, static_cast<std::size_t>(g.end - g.data)));
                 for (const auto& r : next->payload) add(r);
@@ -429,8 +424,7 @@ private:
             }
             if (next != stripped_.end()) changed(path, *next, "none");
             auto& head = owned.emplace_back();
-            put_varint(head, (7 << 3) | wire_bytes);
-            put_varint(head, graph_size);
+            put_head(head, 7, graph_size);
             pieces.emplace_back(head);
             pieces.insert(pieces.end(), graph.begin(), graph.end());
             done = true;

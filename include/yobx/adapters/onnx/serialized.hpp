@@ -68,14 +68,7 @@ inline SerializedShapes infer_shapes_serialized(std::string_view bytes, const In
     if (payloads == Payloads::none && !detail::has_subgraph(file.model().graph())) {
         // the value_info serialized as the walk writes it (no message built), then the outputs
         out.report = detail::infer_shapes(file.model(), options, &out.model);
-        for (const auto& v : file.model().graph().output()) {
-            const std::size_t size = v.ByteSizeLong();
-            out.model += '\x62';  // GraphProto.output (12)
-            detail::wire::put_varint(out.model, size);
-            const std::size_t at = out.model.size();
-            out.model.resize(at + size);
-            v.SerializeWithCachedSizesToArray(reinterpret_cast<std::uint8_t*>(out.model.data() + at));
-        }
+        for (const auto& v : file.model().graph().output()) detail::wire::put_message(out.model, 12, v);  // GraphProto.output
         out.graph_types = true;
         return out;
     }

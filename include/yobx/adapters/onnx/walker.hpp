@@ -631,6 +631,10 @@ public:
     /// ... or its serialization, written as protobuf writes it (fields in order, a set field
     /// written even when 0, negative integers as 10-byte varints), without building the message.
     struct WireType {
+        // field numbers: TypeProto.tensor_type, Tensor.elem_type and shape, TensorShapeProto.dim,
+        // Dimension.dim_value and dim_param, ValueInfoProto.name and type, GraphProto.value_info
+        static constexpr std::uint64_t tensor_type = 1, elem_type_field = 1, shape = 2, dim = 1, dim_value_field = 1,
+                                       dim_param_field = 2, name_field = 1, type_field = 2, value_info = 13;
         std::string other_, shape_, tensor_;
         int elem_type_ = 0;
         bool is_other_ = false, has_shape_ = false;
@@ -648,50 +652,36 @@ public:
         void start_shape() { has_shape_ = true; }
         void dim_value(std::int64_t v) {
             has_shape_ = true;
-            shape_ += '\x0a';  // TensorShapeProto.dim (1)
-            wire::put_varint(shape_, 1 + wire::varint_size(static_cast<std::uint64_t>(v)));
-            shape_ += '\x08';  // dim_value (1)
-            wire::put_varint(shape_, static_cast<std::uint64_t>(v));
+            const auto value = static_cast<std::uint64_t>(v);
+            wire::put_head(shape_, dim, 1 + wire::varint_size(value));  // the tag of dim_value is one byte
+            wire::put_tag(shape_, dim_value_field, wire::wire_varint);
+            wire::put_varint(shape_, value);
         }
         void dim_param(const std::string& p) {
             has_shape_ = true;
-            shape_ += '\x0a';
-            wire::put_varint(shape_, 1 + wire::varint_size(p.size()) + p.size());
-            shape_ += '\x12';  // dim_param (2)
-            wire::put_varint(shape_, p.size());
-            shape_ += p;
+            wire::put_head(shape_, dim, wire::field_size(dim_param_field, p.size()));
+            wire::put_bytes(shape_, dim_param_field, p);
         }
         void unknown_dim() {
             has_shape_ = true;
-            shape_.append("\x0a\x00", 2);  // an empty Dimension
+            wire::put_head(shape_, dim, 0);
         }
-        /// A ValueInfoProto {name, type} as GraphProto's value_info field (13), appended to `out`.
+        /// A ValueInfoProto {name, type} as GraphProto's value_info field, appended to `out`.
         void append_value_info(std::string& out, const std::string& name) {
             const std::string* type = &other_;
             if (!is_other_) {
                 tensor_.clear();
-                tensor_ += '\x0a';  // TypeProto.tensor_type (1)
-                const std::uint64_t elem = static_cast<std::uint64_t>(static_cast<std::int64_t>(elem_type_));
-                const std::size_t body = 1 + wire::varint_size(elem) + (has_shape_ ? 1 + wire::varint_size(shape_.size()) + shape_.size() : 0);
-                wire::put_varint(tensor_, body);
-                tensor_ += '\x08';  // TypeProto.Tensor.elem_type (1)
+                const auto elem = static_cast<std::uint64_t>(static_cast<std::int64_t>(elem_type_));
+                const std::size_t body = 1 + wire::varint_size(elem) + (has_shape_ ? wire::field_size(shape, shape_.size()) : 0);
+                wire::put_head(tensor_, tensor_type, body);
+                wire::put_tag(tensor_, elem_type_field, wire::wire_varint);
                 wire::put_varint(tensor_, elem);
-                if (has_shape_) {
-                    tensor_ += '\x12';  // shape (2)
-                    wire::put_varint(tensor_, shape_.size());
-                    tensor_ += shape_;
-                }
+                if (has_shape_) wire::put_bytes(tensor_, shape, shape_);
                 type = &tensor_;
             }
-            const std::size_t size = 1 + wire::varint_size(name.size()) + name.size() + 1 + wire::varint_size(type->size()) + type->size();
-            out += '\x6a';  // GraphProto.value_info (13)
-            wire::put_varint(out, size);
-            out += '\x0a';  // ValueInfoProto.name (1)
-            wire::put_varint(out, name.size());
-            out += name;
-            out += '\x12';  // type (2)
-            wire::put_varint(out, type->size());
-            out += *type;
+            wire::put_head(out, value_info, wire::field_size(name_field, name.size()) + wire::field_size(type_field, type->size()));
+            wire::put_bytes(out, name_field, name);
+            wire::put_bytes(out, type_field, *type);
         }
     };
 

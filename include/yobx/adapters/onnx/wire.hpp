@@ -1,13 +1,14 @@
 // yobx/adapters/onnx/wire.hpp — protobuf's wire format, read and written field by field.
 //
 // What ModelFile's pass over a model's bytes needs (fields as number, wire type and
-// byte range; varints written back), and what the walk needs to write a value's type
+// byte range; fields written back), and what the walk needs to write a value's type
 // as protobuf serializes it without building the message.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace yobx::onnx {
 
@@ -84,6 +85,36 @@ inline void put_varint(std::string& out, std::uint64_t v) {
         v >>= 7;
     }
     out.push_back(static_cast<char>(v));
+}
+
+/// A field's tag: its number and wire type.
+inline void put_tag(std::string& out, std::uint64_t number, int type) { put_varint(out, (number << 3) | static_cast<std::uint64_t>(type)); }
+
+/// A length-delimited field's head (tag and length), its `size` bytes to follow.
+inline void put_head(std::string& out, std::uint64_t number, std::size_t size) {
+    put_tag(out, number, wire_bytes);
+    put_varint(out, size);
+}
+
+/// The bytes of a length-delimited field whose payload is `size` bytes, head included.
+inline std::size_t field_size(std::uint64_t number, std::size_t size) {
+    return varint_size((number << 3) | wire_bytes) + varint_size(size) + size;
+}
+
+/// A length-delimited field whose payload is `data`.
+inline void put_bytes(std::string& out, std::uint64_t number, std::string_view data) {
+    put_head(out, number, data.size());
+    out += data;
+}
+
+/// A message as a length-delimited field, serialized in place (as protobuf writes it).
+template <class Message>
+void put_message(std::string& out, std::uint64_t number, const Message& m) {
+    const std::size_t size = m.ByteSizeLong();
+    put_head(out, number, size);
+    const std::size_t at = out.size();
+    out.resize(at + size);
+    m.SerializeWithCachedSizesToArray(reinterpret_cast<std::uint8_t*>(out.data() + at));
 }
 
 /// A packed field's payload is whole: each varint ends inside it, fixed widths divide it.
