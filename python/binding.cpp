@@ -182,10 +182,16 @@ private:
     std::deque<std::function<void()>> jobs_;
 };
 
-/// An Inference handed to the Worker; result() (or the destructor) waits for it, the GIL released.
-class Started {
+/// An Inference run on the caller's thread (the GIL released), or handed to the Worker to run
+/// while Python does something else; result() (or the destructor) waits for it, the GIL released.
+class Call {
 public:
-    explicit Started(Inference call) : call_(std::move(call)) {
+    Call(Inference inference, bool on_worker) : call_(std::move(inference)), on_worker_(on_worker) {
+        if (!on_worker) {
+            py::gil_scoped_release unlocked;  // the bytes are held by call_
+            call_.run();
+            return;
+        }
         Worker::instance().submit([this] {
             call_.run();
             const std::lock_guard<std::mutex> lock(mutex_);  // notified under the lock: the waiter cannot
@@ -193,9 +199,9 @@ public:
             finished_.notify_all();
         });
     }
-    Started(const Started&) = delete;
-    Started& operator=(const Started&) = delete;
-    ~Started() { wait(); }
+    Call(const Call&) = delete;
+    Call& operator=(const Call&) = delete;
+    ~Call() { wait(); }
 
     py::tuple result() {
         wait();
@@ -204,15 +210,17 @@ public:
 
 private:
     void wait() {
+        if (!on_worker_) return;  // ran in the constructor
         py::gil_scoped_release unlocked;
         std::unique_lock<std::mutex> lock(mutex_);
         finished_.wait(lock, [this] { return done_; });
     }
 
     Inference call_;
+    const bool on_worker_;
     std::mutex mutex_;
     std::condition_variable finished_;
-    bool done_ = false;
+    bool done_ = false;  // on the Worker: set under mutex_ when the inference is done
 };
 
 }  // namespace
@@ -234,36 +242,21 @@ PYBIND11_MODULE(_yobx, m) {
         }
     });
 
+    // On yobx's thread (on_worker), Python copies the model it holds meanwhile (the result's other
+    // half), then takes the result.
+    py::class_<Call>(m, "Call").def("result", &Call::result, "waits for the inference; infer_shapes' tuple, or its error");
     m.def(
         "infer_shapes",
         [](const py::bytes& model, const std::string& payloads, std::size_t left_from, bool with_report, bool strict, const Sizes& hints,
-           const std::string& op_profiles, bool onnx_fallback, bool guess_output_rank, bool auto_merge) {
-            Inference call(model, payloads, left_from, with_report,
-                           options_of(strict, hints, op_profiles, onnx_fallback, guess_output_rank, auto_merge, {}));
-            {
-                py::gil_scoped_release unlocked;  // `model` is held by the caller: its bytes stay
-                call.run();
-            }
-            return call.result();
+           const std::string& op_profiles, bool onnx_fallback, bool guess_output_rank, bool auto_merge, bool on_worker) {
+            return std::make_unique<Call>(Inference(model, payloads, left_from, with_report,
+                                                    options_of(strict, hints, op_profiles, onnx_fallback, guess_output_rank, auto_merge, {})),
+                                          on_worker);
         },
         py::arg("model"), py::arg("payloads"), py::arg("left_from"), py::arg("with_report"), py::arg("strict"), py::arg("hints"),
-        py::arg("op_profiles"), py::arg("onnx_fallback"), py::arg("guess_output_rank"), py::arg("auto_merge"),
-        "(model bytes, payloads, ...) -> (shaped model bytes or its graph's types, positions of the initializers left out, "
-        "whether the bytes are the graph's types only, report JSON or None)");
-
-    // The same inference on yobx's thread, the GIL free: Python copies the model it holds
-    // meanwhile (the result's other half), then takes the result.
-    py::class_<Started>(m, "Started").def("result", &Started::result, "waits for the inference; infer_shapes' tuple, or its error");
-    m.def(
-        "start_infer_shapes",
-        [](const py::bytes& model, const std::string& payloads, std::size_t left_from, bool with_report, bool strict, const Sizes& hints,
-           const std::string& op_profiles, bool onnx_fallback, bool guess_output_rank, bool auto_merge) {
-            return std::make_unique<Started>(Inference(model, payloads, left_from, with_report,
-                                                       options_of(strict, hints, op_profiles, onnx_fallback, guess_output_rank, auto_merge, {})));
-        },
-        py::arg("model"), py::arg("payloads"), py::arg("left_from"), py::arg("with_report"), py::arg("strict"), py::arg("hints"),
-        py::arg("op_profiles"), py::arg("onnx_fallback"), py::arg("guess_output_rank"), py::arg("auto_merge"),
-        "infer_shapes started on yobx's thread: .result() gives what infer_shapes returns");
+        py::arg("op_profiles"), py::arg("onnx_fallback"), py::arg("guess_output_rank"), py::arg("auto_merge"), py::arg("on_worker"),
+        "(model bytes, payloads, ...) -> a Call whose result() is (shaped model bytes or its graph's types, positions of the "
+        "initializers left out, whether the bytes are the graph's types only, report JSON or None)");
 
     m.def(
         "infer_shapes_path",

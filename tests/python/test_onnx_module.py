@@ -163,16 +163,17 @@ class SameAsTheCommand(unittest.TestCase):
             self.assertEqual([t.SerializeToString() for t in shaped.graph.initializer], [t.SerializeToString() for t in model.graph.initializer])
         types_only, left, graph_types, report = yobx._yobx.infer_shapes(plain.SerializeToString(), payloads="none", left_from=1024, with_report=False,
                                                                         strict=False, hints={}, op_profiles="", onnx_fallback=True,
-                                                                        guess_output_rank=False, auto_merge=False)
+                                                                        guess_output_rank=False, auto_merge=False,
+                                                                        on_worker=False).result()
         self.assertEqual((graph_types, left, report), (True, [], None))
         self.assertEqual([v.name for v in onnx.GraphProto.FromString(types_only).output], ["y"])
         whole, left, graph_types, _ = yobx._yobx.infer_shapes(with_if.SerializeToString(), payloads="none", left_from=1024, with_report=True,
                                                               strict=False, hints={}, op_profiles="", onnx_fallback=True,
-                                                              guess_output_rank=False, auto_merge=False)
+                                                              guess_output_rank=False, auto_merge=False, on_worker=False).result()
         self.assertEqual((graph_types, left), (False, [1]))  # big (16 KiB) left out, w (864 bytes) kept: below 1 KiB
         with self.assertRaisesRegex(ValueError, "^payloads: 'left_out', 'put_back' or 'none', not 'all'$"):
             yobx._yobx.infer_shapes(b"", payloads="all", left_from=1024, with_report=False, strict=False, hints={}, op_profiles="",
-                                    onnx_fallback=True, guess_output_rank=False, auto_merge=False)
+                                    onnx_fallback=True, guess_output_rank=False, auto_merge=False, on_worker=False).result()
         then = yobx.onnx.infer_shapes(with_if).graph.node[2].attribute[0].g
         self.assertEqual([d.dim_param or d.dim_value for d in then.output[0].type.tensor_type.shape.dim],
                          ["batch", 8, "(height + 1)//2", "(width + 1)//2"])

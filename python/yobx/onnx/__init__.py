@@ -125,14 +125,6 @@ def _bytes_of(model, function):
     raise TypeError(f"{function}: model must be an onnx.ModelProto or its serialized bytes, not {type(model).__name__}")
 
 
-def _merge_types(out, types):
-    """The graph's value_info and outputs, as inference wrote them, in place of the copy's."""
-    graph = out.graph
-    graph.ClearField("value_info")
-    graph.ClearField("output")
-    graph.MergeFromString(types)
-
-
 def _infer(model, strict, hints, op_profiles, onnx_fallback, guess_output_rank=False, auto_merge=False, with_report=True):
     """The shaped ModelProto and the report's JSON text (None without ``with_report``)."""
     held = isinstance(model, onnx.ModelProto)
@@ -147,22 +139,22 @@ def _infer(model, strict, hints, op_profiles, onnx_fallback, guess_output_rank=F
     arguments = dict(payloads="none" if held else "put_back", left_from=_LEFT_OUT_FROM if held else _LEFT_FROM,
                      with_report=bool(with_report), strict=bool(strict), hints=_hints(hints), op_profiles=_profiles(op_profiles),
                      onnx_fallback=bool(onnx_fallback), guess_output_rank=bool(guess_output_rank), auto_merge=bool(auto_merge))
+    # a large graph: inference runs on yobx's thread (C++, the GIL free) while this one copies
+    # the model, the two halves of the call at once
+    overlap = held and len(model.graph.node) >= _OVERLAP_FROM
+    call = _yobx.infer_shapes(data, on_worker=overlap, **arguments)
     out = onnx.ModelProto()
-    if held and len(model.graph.node) >= _OVERLAP_FROM:
-        # a large graph: inference runs on yobx's thread (C++, the GIL free) while this one
-        # copies the model, the two halves of the call at once
-        started = _yobx.start_infer_shapes(data, **arguments)
+    if overlap:
         out.CopyFrom(model)
-        shaped, left_out, graph_types, report = started.result()
-        if graph_types:
-            _merge_types(out, shaped)
-            return out, report
-    else:
-        shaped, left_out, graph_types, report = _yobx.infer_shapes(data, **arguments)
-        if graph_types:
+    shaped, left_out, graph_types, report = call.result()
+    if graph_types:
+        if not overlap:
             out.CopyFrom(model)  # the one copy of the weights, in C++ (protobuf's)
-            _merge_types(out, shaped)
-            return out, report
+        graph = out.graph
+        graph.ClearField("value_info")
+        graph.ClearField("output")
+        graph.MergeFromString(shaped)
+        return out, report
     out.ParseFromString(shaped)  # (replaces the copy made meanwhile, if any)
     if left or left_out:
         # the payloads inference did not need, copied from the model the caller holds: the one copy of the weights
