@@ -335,12 +335,15 @@ inline void check_onnx_bytes(const std::uint8_t* data, std::size_t size) {
     if (!m.SerializeToString(&out)) defect("the shaped model does not serialize");
     if (reparsed() != out) defect("ModelFile writes other shapes than the model parsed whole");
     // completed as the module completes it: the initializers left out copied from the model the caller holds
+    const auto complete = [&](const yobx::onnx::SerializedShapes& s, ::onnx::ModelProto& into) {
+        if (!into.ParseFromString(s.model)) defect("the model infer_shapes_serialized returns does not parse");
+        for (const std::size_t i : s.left_out) {
+            if (i >= static_cast<std::size_t>(into.graph().initializer_size())) defect("a position left out past the initializers");
+            *into.mutable_graph()->mutable_initializer(static_cast<int>(i)) = m.graph().initializer(static_cast<int>(i));
+        }
+    };
     ::onnx::ModelProto completed;
-    if (!completed.ParseFromString(light->model)) defect("the model infer_shapes_serialized returns does not parse");
-    for (const std::size_t i : light->left_out) {
-        if (i >= static_cast<std::size_t>(completed.graph().initializer_size())) defect("a position left out past the initializers");
-        *completed.mutable_graph()->mutable_initializer(static_cast<int>(i)) = m.graph().initializer(static_cast<int>(i));
-    }
+    complete(*light, completed);
     if (completed.SerializeAsString() != out) defect("infer_shapes_serialized's model, completed, is not the model shaped whole");
     ::onnx::ModelProto whole;
     if (!whole.ParseFromString(yobx::onnx::infer_shapes_serialized(bytes, options, yobx::onnx::Payloads::put_back).model) ||
@@ -355,10 +358,8 @@ inline void check_onnx_bytes(const std::uint8_t* data, std::size_t size) {
         held.mutable_graph()->clear_value_info();
         held.mutable_graph()->clear_output();
         if (!held.mutable_graph()->MergeFromString(types.model)) defect("the graph's types infer_shapes_serialized returns do not parse");
-    } else if (!held.ParseFromString(types.model)) {
-        defect("the model infer_shapes_serialized returns with Payloads::none does not parse");
     } else {
-        for (const std::size_t i : types.left_out) *held.mutable_graph()->mutable_initializer(static_cast<int>(i)) = m.graph().initializer(static_cast<int>(i));
+        complete(types, held);
     }
     if (held.SerializeAsString() != out) defect("infer_shapes_serialized's graph types, merged into the model, are not the model shaped whole");
 }
