@@ -206,8 +206,8 @@ class SameAsTheCommand(unittest.TestCase):
             yobx.onnx._OVERLAP_FROM = saved
 
     def test_a_large_model_crosses_without_its_weights_and_comes_back_whole(self):
-        # the path of models of 32 MB or more, on a small one: its large payloads (a 256x256 float
-        # raw_data, a 1-D float_data of 20,000) copied neither in nor out but once into the result
+        # the path of models of 1 MB or more made mostly of weights, on a small one: its large payloads
+        # (a 256x256 float raw_data, a 1-D float_data of 20,000) copied neither in nor out but once into the result
         model = conv_model()
         g = model.graph
         g.initializer.append(helper.make_tensor("wide", TensorProto.FLOAT, [256, 256], bytes(4 * 65536), raw=True))
@@ -215,17 +215,30 @@ class SameAsTheCommand(unittest.TestCase):
         g.initializer.append(helper.make_tensor("ids", TensorProto.INT64, [20000], list(range(20000))))  # integer 1-D: kept, it may be read
         whole = yobx.onnx.infer_shapes(model)
         before = model.SerializeToString()
-        saved = yobx.onnx._WHOLE_BELOW
+        saved = yobx.onnx._LIGHT_FROM
         try:
-            yobx.onnx._WHOLE_BELOW = 0
+            yobx.onnx._LIGHT_FROM = 0
             data, left = yobx.onnx._light(model)
             self.assertEqual(left, [2, 3])
             self.assertLess(len(data), 100_000)  # neither payload: 256 KB and 80 KB
             self.assertEqual(yobx.onnx.infer_shapes(model).SerializeToString(), whole.SerializeToString())
             self.assertEqual(yobx.onnx.evaluate_shapes(model, {"batch": 1, "height": 5, "width": 5})["wide"], (256, 256))
         finally:
-            yobx.onnx._WHOLE_BELOW = saved
+            yobx.onnx._LIGHT_FROM = saved
         self.assertEqual(model.SerializeToString(), before)
+
+    def test_a_model_crosses_whole_when_serializing_it_costs_less_than_copying_it_by_field(self):
+        # below 1 MB, or less than 8 KiB a node or initializer, the model is serialized whole; from
+        # 32 MB it never is
+        weights = conv_model()
+        weights.graph.initializer.append(helper.make_tensor("wide", TensorProto.FLOAT, [512, 512], bytes(4 << 18), raw=True))
+        many = conv_model()
+        for i in range(300):  # 2 KiB each: 2 MB would be less than 8 KiB an item
+            many.graph.initializer.append(helper.make_tensor(f"w{i}", TensorProto.FLOAT, [64, 8], bytes(2048), raw=True))
+        self.assertEqual([weights.ByteSize() > 1 << 20, 1 << 20 > many.ByteSize() > 600_000], [True, True])
+        self.assertEqual([yobx.onnx._whole(conv_model(), conv_model().ByteSize()), yobx.onnx._whole(weights, weights.ByteSize()),
+                          yobx.onnx._whole(many, many.ByteSize()), yobx.onnx._whole(many, 2 << 20), yobx.onnx._whole(many, 32 << 20)],
+                         [True, False, True, True, False])
 
     def test_a_model_proto_reads_no_external_data_a_path_reads_it_beside_the_model(self):
         model = onnx.load(model_path("external"), load_external_data=False)

@@ -61,22 +61,35 @@ _MAX_VALUES = 4096  # SymTensor::max_values: past it, a 1-D tensor's values are 
 _LEFT_FROM = 64 << 10
 # The payloads C++ does not read when only the written types come back: none needs copying back.
 _LEFT_OUT_FROM = 1 << 10
-# From this many nodes, inference runs beside the copy of the model (a thread costs ~0.1 ms to
-# start and join; the copy of a 1,000-node graph ~1 ms, its inference ~2 ms).
+# From this many nodes or bytes, inference runs beside the copy of the model: handing it to
+# yobx's thread and taking it back costs ~0.1 ms here; the copy of a 1,000-node graph ~1 ms
+# (its inference ~2 ms), of a model with 10 MB of weights 1-2 ms.
 _OVERLAP_FROM = 1000
-# Below this size the model is serialized whole (C++ leaves the payloads out on its side): a
-# copy this small costs less than a copy made field by field, and glibc's allocator reuses its
-# buffer. Past it a buffer is mapped afresh at each call, and its pages cost more than the copy.
+_OVERLAP_BYTES = 1 << 20
+# Below _LIGHT_FROM the model is serialized whole (C++ leaves the payloads out on its side); so
+# is one whose bytes are mostly nodes and small tensors (less than _LIGHT_PER_ITEM a node or
+# initializer): serializing them costs less than copying them field by field. Past _WHOLE_BELOW
+# the model is never serialized whole: glibc maps a buffer that large afresh at each call.
+_LIGHT_FROM = 1 << 20
+_LIGHT_PER_ITEM = 8 << 10
 _WHOLE_BELOW = 32 << 20
 
 
-def _light(model):
+def _whole(model, size):
+    """Whether to serialize the model whole (its size `size`) rather than without its weights."""
+    if size < _LIGHT_FROM:
+        return True
+    graph = model.graph
+    return size < _WHOLE_BELOW and size < _LIGHT_PER_ITEM * (len(graph.node) + len(graph.initializer))
+
+
+def _light(model, size=None):
     """The model's bytes, and the positions of the initializers whose payloads they leave out.
 
     A large model is copied field by field without the payloads of its large initializers
     (what ModelFile leaves in a file: rank 2 or more, or a long non-integer 1-D tensor, here of
     64 KiB or more), which are neither serialized nor copied; a small one is serialized whole."""
-    if model.ByteSize() < _WHOLE_BELOW:
+    if _whole(model, model.ByteSize() if size is None else size):
         return model.SerializeToString(), []
     graph = model.graph
     left = [i for i, t in enumerate(graph.initializer)
@@ -128,8 +141,9 @@ def _bytes_of(model, function):
 def _infer(model, strict, hints, op_profiles, onnx_fallback, guess_output_rank=False, auto_merge=False, with_report=True):
     """The shaped ModelProto and the report's JSON text (None without ``with_report``)."""
     held = isinstance(model, onnx.ModelProto)
+    size = model.ByteSize() if held else 0
     if held:
-        data, left = _light(model)
+        data, left = _light(model, size)
     else:
         data, left = _bytes_of(model, "infer_shapes")[0], []
     # A ModelProto held here comes back as a copy with what inference wrote merged in: C++ sends
@@ -141,7 +155,7 @@ def _infer(model, strict, hints, op_profiles, onnx_fallback, guess_output_rank=F
                      onnx_fallback=bool(onnx_fallback), guess_output_rank=bool(guess_output_rank), auto_merge=bool(auto_merge))
     # a large graph: inference runs on yobx's thread (C++, the GIL free) while this one copies
     # the model, the two halves of the call at once
-    overlap = held and len(model.graph.node) >= _OVERLAP_FROM
+    overlap = held and (len(model.graph.node) >= _OVERLAP_FROM or size >= _OVERLAP_BYTES)
     call = _yobx.infer_shapes(data, on_worker=overlap, **arguments)
     out = onnx.ModelProto()
     if overlap:
