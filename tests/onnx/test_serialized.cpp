@@ -146,6 +146,44 @@ TEST_CASE("infer_shapes_serialized with Payloads::none sends the graph's types o
     CHECK(completed.SerializeAsString() == shaped.SerializeAsString());
 }
 
+TEST_CASE("a node output named as a graph input, an initializer or another node's output: value_info as the names say") {
+    // the walk records where each output went; a name the scope had already (an input's, an
+    // initializer's) is looked up as before: neither is written, and each producer of `d` is
+    ::onnx::ModelProto m = model_with();
+    auto& g = *m.mutable_graph();
+    value(g.add_input(), "x", {"b", "4"});
+    auto* w = g.add_initializer();
+    w->set_name("w");
+    w->set_data_type(::onnx::TensorProto::FLOAT);
+    w->add_dims(4);
+    for (int i = 0; i < 4; ++i) w->add_float_data(1.0F);
+    add_node(g, "Relu", {"x"}, "a");
+    add_node(g, "Add", {"a", "w"}, "w2");
+    add_node(g, "Relu", {"w2"}, "w");  // an initializer's name
+    add_node(g, "Relu", {"w"}, "x");   // the graph input's
+    add_node(g, "Relu", {"x"}, "d");
+    add_node(g, "Sigmoid", {"x"}, "d");  // a second producer
+    add_node(g, "Relu", {"d"}, "y");
+    g.add_output()->set_name("y");
+    g.add_output()->set_name("a");
+    ::onnx::ModelProto whole = m;
+    (void)yobx::onnx::infer_shapes(whole);
+    std::vector<std::string> written;
+    for (const auto& v : whole.graph().value_info()) {
+        written.push_back(v.name());
+        CHECK(dims_of(v.type()) == std::vector<std::string>{"b", "4"});
+    }
+    CHECK(written == std::vector<std::string>{"w2", "d", "d"});
+    for (const auto& o : whole.graph().output()) CHECK(dims_of(o.type()) == std::vector<std::string>{"b", "4"});
+    const auto types = yobx::onnx::infer_shapes_serialized(m.SerializeAsString(), {}, yobx::onnx::Payloads::none);
+    REQUIRE(types.graph_types);
+    ::onnx::ModelProto merged = m;
+    merged.mutable_graph()->clear_value_info();
+    merged.mutable_graph()->clear_output();
+    REQUIRE(merged.mutable_graph()->MergeFromString(types.model));
+    CHECK(merged.SerializeAsString() == whole.SerializeAsString());
+}
+
 TEST_CASE("infer_shapes_serialized's errors are infer_shapes' and ModelFile's, naming the bytes") {
     CHECK(error_of([] { (void)yobx::onnx::infer_shapes_serialized("not a model", {}); }) ==
           "'<bytes>' is not an ONNX model (the protobuf does not parse: malformed or truncated)");

@@ -79,11 +79,12 @@ inline ShapeReport infer_shapes(::onnx::ModelProto& model, const InferenceOption
     Walker walker(options, report, opsets);
     walker.set_model(&model);
     Walker::Scope scope;
+    Walker::Produced produced;
     // the walk reads the model and writes nothing: an error leaves it as it was
-    walker.walk(*model.mutable_graph(), scope, {});
+    walker.walk(*model.mutable_graph(), scope, {}, &produced);
     walker.check_hints();
     walker.write_subgraphs();
-    walker.write_graph_types(*model.mutable_graph(), scope, value_info);
+    walker.write_graph_types(*model.mutable_graph(), scope, value_info, &produced);
     report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return report;
 }

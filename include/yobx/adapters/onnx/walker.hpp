@@ -102,8 +102,17 @@ public:
         return info;
     }
 
-    /// Walks a graph in `scope` (which holds the outer values), filling it with every value.
-    void walk(::onnx::GraphProto& g, Scope& scope, std::vector<const Scope*> outer) {
+    /// Where the walk put each node output of a graph in its scope, by node and output in the
+    /// graph's order, so that write_graph_types reaches them without looking each name up again:
+    /// null where the name was in the scope already (an input's or initializer's, written again).
+    struct Produced {
+        std::vector<std::size_t> first;  // a node's first output among `slots`
+        std::vector<const TensorInfo*> slots;
+    };
+
+    /// Walks a graph in `scope` (which holds the outer values), filling it with every value;
+    /// `produced`, if given, gets where each node's outputs went.
+    void walk(::onnx::GraphProto& g, Scope& scope, std::vector<const Scope*> outer, Produced* produced = nullptr) {
         scope.reserve(scope.size() + static_cast<std::size_t>(g.initializer_size() + g.input_size() + 2 * g.node_size()));
         for (const auto& init : g.initializer())
             scope[init.name()] = tensor_info(init, "initializer '" + init.name() + "'", options_.model_dir);
@@ -114,7 +123,14 @@ public:
         }
         outer.push_back(&scope);
         const auto order = topological_order(g, outer);
-        for (int index : order) run_node(*g.mutable_node(index), scope, outer);
+        if (produced != nullptr) {
+            produced->first.assign(static_cast<std::size_t>(g.node_size()) + 1, 0);
+            for (int i = 0; i < g.node_size(); ++i)
+                produced->first[static_cast<std::size_t>(i) + 1] = produced->first[static_cast<std::size_t>(i)] + static_cast<std::size_t>(g.node(i).output_size());
+            produced->slots.assign(produced->first.back(), nullptr);
+        }
+        for (int index : order)
+            run_node(*g.mutable_node(index), scope, outer, produced ? &produced->slots[produced->first[static_cast<std::size_t>(index)]] : nullptr);
     }
 
     /// Node indices in an order where each input is produced before it is used; a cycle is an error.
@@ -140,12 +156,12 @@ public:
             order[static_cast<std::size_t>(i)] = i;
             node_inputs(g.node(i), deps);
             for (const std::string_view name : deps) {
-                if (name.empty() || defined_outside(name)) continue;
-                const auto it = producer.find(name);
-                if (it == producer.end() || it->second >= i) {
-                    sorted = false;
-                    break;
-                }
+                if (name.empty()) continue;
+                // most inputs are an earlier node's output: one lookup
+                if (const auto it = producer.find(name); it != producer.end() && it->second < i) continue;
+                if (defined_outside(name)) continue;
+                sorted = false;
+                break;
             }
         }
         if (sorted) return order;
@@ -226,7 +242,7 @@ public:
         return it == opsets_.end() ? 1 : it->second;
     }
 
-    void run_node(::onnx::NodeProto& node, Scope& scope, const std::vector<const Scope*>& scopes) {
+    void run_node(::onnx::NodeProto& node, Scope& scope, const std::vector<const Scope*>& scopes, const TensorInfo** slots = nullptr) {
         ++report_.nodes;
         const std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
         std::map<std::string, Attribute, std::less<>> attributes;
@@ -286,7 +302,9 @@ public:
             auto& out = ctx.outputs()[static_cast<std::size_t>(k)];
             TensorInfo info = out ? std::move(*out) : TensorInfo{};
             if (new_symbols) note_fresh(info, where());
-            scope[name] = std::move(info);
+            const auto [it, fresh] = scope.try_emplace(name);
+            it->second = std::move(info);
+            if (slots != nullptr && fresh) slots[k] = &it->second;
         }
     }
 
@@ -571,12 +589,20 @@ public:
     /// With `value_info` given, the intermediate values are serialized there instead (each a
     /// GraphProto value_info field, the bytes protobuf writes for them) and the graph's own
     /// value_info is left out: what a caller that holds the model merges into its copy.
-    void write_graph_types(::onnx::GraphProto& g, const Scope& scope, std::string* value_info = nullptr) {
+    /// `produced`, the walk's record of this graph (Produced), spares a lookup of each name.
+    void write_graph_types(::onnx::GraphProto& g, const Scope& scope, std::string* value_info = nullptr,
+                           const Produced* produced = nullptr) {
         std::unordered_set<std::string_view> outputs, inputs;  // views of the graph's names
         for (const auto& o : g.output()) outputs.insert(o.name());
         inputs.reserve(static_cast<std::size_t>(g.input_size() + g.initializer_size()));
         for (const auto& i : g.input()) inputs.insert(i.name());
         for (const auto& i : g.initializer()) inputs.insert(i.name());
+        // the values of the graph's outputs: a node output recorded in `produced` is one of them
+        // when its value is (the scope has one value per name)
+        std::unordered_set<const TensorInfo*> output_values;
+        if (produced != nullptr)
+            for (const auto& o : g.output())
+                if (const auto it = scope.find(o.name()); it != scope.end()) output_values.insert(&it->second);
         // the model's own value_info, moved out (on the graph's arena, if any, so that nothing is copied)
         google::protobuf::RepeatedPtrField<::onnx::ValueInfoProto> before(g.GetArena());
         before.Swap(g.mutable_value_info());
@@ -584,23 +610,30 @@ public:
         for (const auto& v : before) declared_info[v.name()] = &v;
         if (value_info == nullptr) g.mutable_value_info()->Reserve(g.node_size());
         WireType wire;
+        std::size_t slot = 0;
         for (const auto& n : g.node())
             for (const auto& name : n.output()) {
-                if (name.empty() || outputs.count(name) || inputs.count(name)) continue;
-                const auto it = scope.find(name);
-                if (it == scope.end()) continue;
+                const TensorInfo* info = produced != nullptr ? produced->slots[slot++] : nullptr;
+                if (info != nullptr) {
+                    if (output_values.count(info)) continue;
+                } else {  // not recorded: looked up by name
+                    if (name.empty() || outputs.count(name) || inputs.count(name)) continue;
+                    const auto it = scope.find(name);
+                    if (it == scope.end()) continue;
+                    info = &it->second;
+                }
                 const auto d = declared_info.empty() ? declared_info.end() : declared_info.find(name);
                 const ::onnx::TypeProto* declared = d == declared_info.end() ? nullptr : &d->second->type();
                 if (value_info != nullptr) {
                     wire.clear();
-                    write_type(it->second, declared, name, wire);
+                    write_type(*info, declared, name, wire);
                     wire.append_value_info(*value_info, name);
                     continue;
                 }
                 auto* v = g.add_value_info();
                 v->set_name(name);
                 ProtoType proto{*v->mutable_type()};
-                write_type(it->second, declared, name, proto);
+                write_type(*info, declared, name, proto);
             }
         for (auto& o : *g.mutable_output()) {
             const auto it = scope.find(o.name());

@@ -80,11 +80,15 @@ inline std::size_t varint_size(std::uint64_t v) {
 }
 
 inline void put_varint(std::string& out, std::uint64_t v) {
-    while (v >= 0x80) {
-        out.push_back(static_cast<char>((v & 0x7f) | 0x80));
-        v >>= 7;
+    if (v < 0x80) {  // most: a tag, a length, a small dim
+        out.push_back(static_cast<char>(v));
+        return;
     }
-    out.push_back(static_cast<char>(v));
+    char bytes[10];
+    std::size_t n = 0;
+    for (; v >= 0x80; v >>= 7) bytes[n++] = static_cast<char>((v & 0x7f) | 0x80);
+    bytes[n++] = static_cast<char>(v);
+    out.append(bytes, n);
 }
 
 /// A field's tag: its number and wire type.
