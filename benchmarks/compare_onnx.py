@@ -212,11 +212,12 @@ def in_process(workdir, names):
         model = onnx.load(paths[f"gpt{layers}"])
         r = measure_tools(model)
         (t_y, m_y), (t_o, m_o), (t_r, _) = r["yobx"], r["onnx"], r["ort"]
-        # yobx on the caller's thread alone, for comparison (from 1,000 nodes, inference runs on yobx's
-        # thread while Python copies the model)
-        overlap_from, yobx.onnx._OVERLAP_FROM = yobx.onnx._OVERLAP_FROM, float("inf")
+        # yobx on the caller's thread alone, for comparison (from 1,000 nodes or 1 MB, inference runs on
+        # yobx's thread while Python copies the model)
+        saved = yobx.onnx._OVERLAP_FROM, yobx.onnx._OVERLAP_BYTES
+        yobx.onnx._OVERLAP_FROM = yobx.onnx._OVERLAP_BYTES = float("inf")
         t_1 = best(lambda: yobx.onnx.infer_shapes(model), 5)
-        yobx.onnx._OVERLAP_FROM = overlap_from
+        yobx.onnx._OVERLAP_FROM, yobx.onnx._OVERLAP_BYTES = saved
         print(f"{layers:>3} layers, {len(model.graph.node):>5} nodes: yobx {t_y * 1e3:8.1f} ms ({m_y:5.1f} MiB; {t_1 * 1e3:.1f} ms on one "
               f"thread), onnx {t_o * 1e3:8.1f} ms ({m_o:5.1f} MiB), ort {t_r * 1e3:8.1f} ms; yobx/onnx {t_y / t_o:.2f} "
               f"(target 0.5 at 96 layers), ort/yobx {t_r / t_y:.1f}")
