@@ -592,17 +592,25 @@ public:
     /// `produced`, the walk's record of this graph (Produced), spares a lookup of each name.
     void write_graph_types(::onnx::GraphProto& g, const Scope& scope, std::string* value_info = nullptr,
                            const Produced* produced = nullptr) {
-        std::unordered_set<std::string_view> outputs, inputs;  // views of the graph's names
-        for (const auto& o : g.output()) outputs.insert(o.name());
-        inputs.reserve(static_cast<std::size_t>(g.input_size() + g.initializer_size()));
-        for (const auto& i : g.input()) inputs.insert(i.name());
-        for (const auto& i : g.initializer()) inputs.insert(i.name());
-        // the values of the graph's outputs: a node output recorded in `produced` is one of them
-        // when its value is (the scope has one value per name)
-        std::unordered_set<const TensorInfo*> output_values;
-        if (produced != nullptr)
+        // the graph's output, input and initializer names (views), made at the first name looked up
+        std::unordered_set<std::string_view> outputs, inputs;
+        const auto graph_output_or_input = [&](std::string_view name) {
+            if (outputs.empty() && inputs.empty()) {
+                for (const auto& o : g.output()) outputs.insert(o.name());
+                inputs.reserve(static_cast<std::size_t>(g.input_size() + g.initializer_size()));
+                for (const auto& i : g.input()) inputs.insert(i.name());
+                for (const auto& i : g.initializer()) inputs.insert(i.name());
+            }
+            return outputs.count(name) > 0 || inputs.count(name) > 0;
+        };
+        // the values of the graph's outputs, sorted: a node output recorded in `produced` is one of
+        // them when its value is (the scope has one value per name)
+        std::vector<const TensorInfo*> output_values;
+        if (produced != nullptr) {
             for (const auto& o : g.output())
-                if (const auto it = scope.find(o.name()); it != scope.end()) output_values.insert(&it->second);
+                if (const auto it = scope.find(o.name()); it != scope.end()) output_values.push_back(&it->second);
+            std::sort(output_values.begin(), output_values.end(), std::less<>{});
+        }
         // the model's own value_info, moved out (on the graph's arena, if any, so that nothing is copied)
         google::protobuf::RepeatedPtrField<::onnx::ValueInfoProto> before(g.GetArena());
         before.Swap(g.mutable_value_info());
@@ -615,9 +623,9 @@ public:
             for (const auto& name : n.output()) {
                 const TensorInfo* info = produced != nullptr ? produced->slots[slot++] : nullptr;
                 if (info != nullptr) {
-                    if (output_values.count(info)) continue;
+                    if (std::binary_search(output_values.begin(), output_values.end(), info, std::less<>{})) continue;
                 } else {  // not recorded: looked up by name
-                    if (name.empty() || outputs.count(name) || inputs.count(name)) continue;
+                    if (name.empty() || graph_output_or_input(name)) continue;
                     const auto it = scope.find(name);
                     if (it == scope.end()) continue;
                     info = &it->second;
