@@ -103,14 +103,18 @@ public:
         : model_(std::move(model)), bytes_(view_of(model_)), mode_(mode_of(payloads)), left_from_(left_from), with_report_(with_report),
           options_(std::move(options)) {}
 
-    void run() noexcept {
+    /// `leftovers` takes the parsed model and the walk's state, to free after the result is out.
+    void run(yobx::onnx::Leftovers& leftovers) noexcept {
         try {
-            out_ = yobx::onnx::infer_shapes_serialized(bytes_, options_, mode_, "<bytes>", left_from_);
+            out_ = yobx::onnx::infer_shapes_serialized(bytes_, options_, mode_, "<bytes>", left_from_, &leftovers);
             if (with_report_) report_ = out_.report.to_json();  // 1.5 ms of a 8,000-node model's call: only when asked
         } catch (...) {
             error_ = std::current_exception();
         }
     }
+
+    /// The nodes the walk ran (0 after an error).
+    std::size_t nodes() const noexcept { return error_ ? 0 : out_.report.nodes; }
 
     py::tuple result() const {
         if (error_) std::rethrow_exception(error_);
@@ -188,12 +192,22 @@ class Call {
 public:
     Call(Inference inference, bool on_worker) : call_(std::move(inference)), on_worker_(on_worker) {
         if (!on_worker) {
-            py::gil_scoped_release unlocked;  // the bytes are held by call_
-            call_.run();
+            // what the walk leaves to free is freed on yobx's thread while Python goes on, from a
+            // graph of free_beside_from nodes (a smaller one frees in less than the handing over)
+            auto leftovers = std::make_shared<yobx::onnx::Leftovers>();
+            bool beside = false;
+            {
+                py::gil_scoped_release unlocked;  // the bytes are held by call_
+                call_.run(*leftovers);
+                beside = call_.nodes() >= free_beside_from;
+                if (!beside) leftovers->clear();
+            }
+            if (beside) Worker::instance().submit([leftovers] { leftovers->clear(); });
             return;
         }
         Worker::instance().submit([this] {
-            call_.run();
+            yobx::onnx::Leftovers leftovers;  // freed once the result is out
+            call_.run(leftovers);
             const std::lock_guard<std::mutex> lock(mutex_);  // notified under the lock: the waiter cannot
             done_ = true;                                     // return, and free *this, before it is done
             finished_.notify_all();
@@ -216,6 +230,7 @@ private:
         finished_.wait(lock, [this] { return done_; });
     }
 
+    static constexpr std::size_t free_beside_from = 100;
     Inference call_;
     const bool on_worker_;
     std::mutex mutex_;

@@ -349,8 +349,12 @@ inline void check_onnx_bytes(const std::uint8_t* data, std::size_t size) {
     if (!whole.ParseFromString(yobx::onnx::infer_shapes_serialized(bytes, options, yobx::onnx::Payloads::put_back).model) ||
         whole.SerializeAsString() != out)
         defect("infer_shapes_serialized with the payloads put back is not the model shaped whole");
-    // none of the model back but its graph's types, merged as the module merges them into a copy of the model it holds
-    const auto types = yobx::onnx::infer_shapes_serialized(bytes, options, yobx::onnx::Payloads::none);
+    // none of the model back but its graph's types, merged as the module merges them into a copy of the model it holds;
+    // what the walk leaves to free freed first, as the module's thread frees it once the result is out
+    yobx::onnx::Leftovers leftovers;
+    const auto types = yobx::onnx::infer_shapes_serialized(bytes, options, yobx::onnx::Payloads::none, "<bytes>", 1024, &leftovers);
+    if (leftovers.empty()) defect("infer_shapes_serialized leaves nothing to free to the Leftovers given");
+    leftovers.clear();
     if (types.graph_types == yobx::onnx::detail::has_subgraph(m.graph())) defect("Payloads::none sends the graph's types only with a subgraph, or whole without");
     ::onnx::ModelProto held;
     if (!held.ParseFromArray(data, static_cast<int>(size))) defect("the model does not parse twice");

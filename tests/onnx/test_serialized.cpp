@@ -184,6 +184,32 @@ TEST_CASE("a node output named as a graph input, an initializer or another node'
     CHECK(merged.SerializeAsString() == whole.SerializeAsString());
 }
 
+TEST_CASE("infer_shapes_serialized leaves the parsed model and the walk to Leftovers, freed the last kept first: the result holds none of them") {
+    const std::string bytes = conv_model().SerializeAsString();
+    const auto alone = yobx::onnx::infer_shapes_serialized(bytes, {}, yobx::onnx::Payloads::none);
+    std::optional<yobx::onnx::SerializedShapes> kept;
+    {
+        yobx::onnx::Leftovers leftovers;
+        CHECK(leftovers.empty());
+        kept = yobx::onnx::infer_shapes_serialized(bytes, {}, yobx::onnx::Payloads::none, "<bytes>", 1024, &leftovers);
+        CHECK_FALSE(leftovers.empty());
+        leftovers.clear();
+        CHECK(leftovers.empty());
+    }
+    CHECK(kept->model == alone.model);  // read after the leftovers are freed (ASan: nothing of them read)
+    CHECK(kept->report.nodes == 1);
+    CHECK(kept->report.values == 1);
+    // the other paths (the model sent back) leave theirs too, and an error leaves nothing
+    yobx::onnx::Leftovers leftovers;
+    const auto put_back = yobx::onnx::infer_shapes_serialized(bytes, {}, yobx::onnx::Payloads::put_back, "<bytes>", 1024, &leftovers);
+    CHECK_FALSE(leftovers.empty());
+    leftovers.clear();
+    CHECK(put_back.model == yobx::onnx::infer_shapes_serialized(bytes, {}, yobx::onnx::Payloads::put_back).model);
+    CHECK(error_of([&] { (void)yobx::onnx::infer_shapes_serialized("not a model", {}, yobx::onnx::Payloads::none, "<bytes>", 1024, &leftovers); }) ==
+          "'<bytes>' is not an ONNX model (the protobuf does not parse: malformed or truncated)");
+    CHECK(leftovers.empty());
+}
+
 TEST_CASE("infer_shapes_serialized's errors are infer_shapes' and ModelFile's, naming the bytes") {
     CHECK(error_of([] { (void)yobx::onnx::infer_shapes_serialized("not a model", {}); }) ==
           "'<bytes>' is not an ONNX model (the protobuf does not parse: malformed or truncated)");

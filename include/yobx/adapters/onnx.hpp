@@ -30,7 +30,9 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace yobx::onnx {
 
@@ -63,10 +65,39 @@ inline void save_model(const ::onnx::ModelProto& model, const std::string& path)
     std::filesystem::rename(tmp, path);
 }
 
+/// What a call leaves to free once its result is out: the walk's values and ShapeEnv, the model
+/// it parsed (a 96-layer decoder's take about 2 ms to free). A caller with the result to hand on
+/// first (the Python module hands it to Python) passes one and destroys it after, or on another
+/// thread; what it holds is freed the last kept first, and refers to nothing the call returned.
+class Leftovers {
+public:
+    Leftovers() = default;
+    Leftovers(Leftovers&&) noexcept = default;
+    Leftovers& operator=(Leftovers&&) = delete;
+    Leftovers(const Leftovers&) = delete;
+    Leftovers& operator=(const Leftovers&) = delete;
+    ~Leftovers() { clear(); }
+
+    template <class T>
+    void keep(std::unique_ptr<T> p) {
+        held_.emplace_back(std::move(p));
+    }
+    bool empty() const noexcept { return held_.empty(); }
+    /// Frees what is kept, the last kept first.
+    void clear() noexcept {
+        while (!held_.empty()) held_.pop_back();
+    }
+
+private:
+    std::vector<std::shared_ptr<void>> held_;
+};
+
 namespace detail {
 /// infer_shapes, the main graph's value_info serialized into `value_info` if given (see
-/// Walker::write_graph_types) instead of written into the model.
-inline ShapeReport infer_shapes(::onnx::ModelProto& model, const InferenceOptions& options, std::string* value_info) {
+/// Walker::write_graph_types) instead of written into the model; the walk's state left to
+/// `leftovers` to free, if given.
+inline ShapeReport infer_shapes(::onnx::ModelProto& model, const InferenceOptions& options, std::string* value_info,
+                                Leftovers* leftovers = nullptr) {
     const auto start = std::chrono::steady_clock::now();
     std::map<std::string, int, std::less<>> opsets;
     for (const auto& o : model.opset_import()) opsets[o.domain() == "ai.onnx" ? "" : o.domain()] = static_cast<int>(o.version());
@@ -76,16 +107,23 @@ inline ShapeReport infer_shapes(::onnx::ModelProto& model, const InferenceOption
         throw value_error("unknown opset " + std::to_string(def->second) + " of the default domain (yobx knows " +
                           std::to_string(min_known_opset) + " to " + std::to_string(max_known_opset) + ")");
     ShapeReport report;
-    Walker walker(options, report, opsets);
-    walker.set_model(&model);
-    Walker::Scope scope;
-    Walker::Produced produced;
+    // on the heap, so that `leftovers` can take them (the walker's references to `report`,
+    // `opsets` and `options` are not used by its destructor)
+    auto walker = std::make_unique<Walker>(options, report, opsets);
+    walker->set_model(&model);
+    auto scope = std::make_unique<Walker::Scope>();
+    auto produced = std::make_unique<Walker::Produced>();
     // the walk reads the model and writes nothing: an error leaves it as it was
-    walker.walk(*model.mutable_graph(), scope, {}, &produced);
-    walker.check_hints();
-    walker.write_subgraphs();
-    walker.write_graph_types(*model.mutable_graph(), scope, value_info, &produced);
+    walker->walk(*model.mutable_graph(), *scope, {}, produced.get());
+    walker->check_hints();
+    walker->write_subgraphs();
+    walker->write_graph_types(*model.mutable_graph(), *scope, value_info, produced.get());
     report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (leftovers != nullptr) {
+        leftovers->keep(std::move(produced));
+        leftovers->keep(std::move(scope));
+        leftovers->keep(std::move(walker));
+    }
     return report;
 }
 }  // namespace detail

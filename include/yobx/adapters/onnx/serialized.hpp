@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -59,26 +60,28 @@ inline bool has_subgraph(const ::onnx::GraphProto& g) {
 /// are those ModelFile leaves in a file of at least `left_from` bytes each (a caller that copies
 /// each back by hand, as Python does, gains nothing from leaving out small ones). Errors are
 /// infer_shapes' and ModelFile's value_errors: bytes that are not a model, a model without a
-/// graph, an unknown opset, a cycle, an undecidable question in strict mode.
+/// graph, an unknown opset, a cycle, an undecidable question in strict mode. `leftovers`, if
+/// given, takes the parsed model and the walk's state to free later (Leftovers).
 inline SerializedShapes infer_shapes_serialized(std::string_view bytes, const InferenceOptions& options,
                                                 Payloads payloads = Payloads::left_out, std::string name = "<bytes>",
-                                                std::size_t left_from = 1024) {
-    ModelFile file = ModelFile::view(bytes, std::move(name), left_from);
+                                                std::size_t left_from = 1024, Leftovers* leftovers = nullptr) {
+    auto file = std::make_unique<ModelFile>(ModelFile::view(bytes, std::move(name), left_from));
     SerializedShapes out;
-    if (payloads == Payloads::none && !detail::has_subgraph(file.model().graph())) {
+    if (payloads == Payloads::none && !detail::has_subgraph(file->model().graph())) {
         // the value_info serialized as the walk writes it (no message built), then the outputs
-        out.report = detail::infer_shapes(file.model(), options, &out.model);
-        for (const auto& v : file.model().graph().output()) detail::wire::put_message(out.model, 12, v);  // GraphProto.output
+        out.report = detail::infer_shapes(file->model(), options, &out.model, leftovers);
+        for (const auto& v : file->model().graph().output()) detail::wire::put_message(out.model, 12, v);  // GraphProto.output
         out.graph_types = true;
-        return out;
-    }
-    out.report = infer_shapes(file.model(), options);
-    if (payloads == Payloads::put_back) {
-        out.model = file.serialize();
     } else {
-        out.left_out = file.left_out();
-        if (!file.model().SerializeToString(&out.model)) throw value_error("the shaped model does not serialize");
+        out.report = detail::infer_shapes(file->model(), options, nullptr, leftovers);
+        if (payloads == Payloads::put_back) {
+            out.model = file->serialize();
+        } else {
+            out.left_out = file->left_out();
+            if (!file->model().SerializeToString(&out.model)) throw value_error("the shaped model does not serialize");
+        }
     }
+    if (leftovers != nullptr) leftovers->keep(std::move(file));
     return out;
 }
 
