@@ -164,6 +164,10 @@ TEST_CASE("a node output named as a graph input, an initializer or another node'
     add_node(g, "Relu", {"x"}, "d");
     add_node(g, "Sigmoid", {"x"}, "d");  // a second producer
     add_node(g, "Relu", {"d"}, "y");
+    auto* sink = g.add_node();  // last, without outputs (-D_GLIBCXX_ASSERTIONS: nothing indexed past the record)
+    sink->set_op_type("Identity");
+    sink->set_name("sink");
+    sink->add_input("y");
     g.add_output()->set_name("y");
     g.add_output()->set_name("a");
     ::onnx::ModelProto whole = m;

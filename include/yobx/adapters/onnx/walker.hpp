@@ -129,8 +129,8 @@ public:
                 produced->first[static_cast<std::size_t>(i) + 1] = produced->first[static_cast<std::size_t>(i)] + static_cast<std::size_t>(g.node(i).output_size());
             produced->slots.assign(produced->first.back(), nullptr);
         }
-        for (int index : order)
-            run_node(*g.mutable_node(index), scope, outer, produced ? &produced->slots[produced->first[static_cast<std::size_t>(index)]] : nullptr);
+        for (int index : order)  // (a node without outputs points one past its predecessor's, never read)
+            run_node(*g.mutable_node(index), scope, outer, produced ? produced->slots.data() + produced->first[static_cast<std::size_t>(index)] : nullptr);
     }
 
     /// Node indices in an order where each input is produced before it is used; a cycle is an error.
