@@ -262,15 +262,39 @@ TEST_CASE("guess_output_rank gives an operator no rule covers the rank and type 
     ::onnx::ModelProto plain = m;
     const auto unknown = yobx::onnx::infer_shapes(plain);
     CHECK(unknown.unknown_rank == 1);
+    CHECK(unknown.unknown_type == 1);  // no rule, no ONNX inference: what onnxruntime's tool stops on
     CHECK_FALSE(plain.graph().output(0).type().tensor_type().has_shape());
     InferenceOptions o;
     o.guess_output_rank = true;
     const auto guessed = yobx::onnx::infer_shapes(m, o);
     CHECK(guessed.unknown_rank == 0);
+    CHECK(guessed.unknown_type == 0);
     CHECK(m.graph().output(0).type().tensor_type().elem_type() == ::onnx::TensorProto::FLOAT);
     CHECK(dims_of(m.graph().output(0).type()) == std::vector<std::string>{"unk__0", "unk__1", "unk__2"});
     REQUIRE(guessed.fresh_symbols.size() == 3);
     CHECK(guessed.fresh_symbols[0].why == "guess_output_rank: an operator no rule covers, given the rank of its first input");
+
+    // in an If's branches: their values are not counted in unknown_type (onnxruntime's tool asks
+    // only the main graph's), the If's output is
+    ::onnx::ModelProto with_if = model_with({{"", 17}, {"mydomain", 1}});
+    auto& outer = *with_if.mutable_graph();
+    value(outer.add_input(), "x", {"batch", "3", "5"});
+    value(outer.add_input(), "c", {});
+    outer.mutable_input(1)->mutable_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::BOOL);
+    auto* node = add_node(outer, "If", {"c"}, "z");
+    for (const char* branch : {"then_branch", "else_branch"}) {
+        auto* a = node->add_attribute();
+        a->set_name(branch);
+        a->set_type(::onnx::AttributeProto::GRAPH);
+        auto& body = *a->mutable_g();
+        body.set_name(branch);
+        add_node(body, "MyOp", {"x"}, "r", "mydomain");
+        body.add_output()->set_name("r");
+    }
+    outer.add_output()->set_name("z");
+    const auto in_branches = yobx::onnx::infer_shapes(with_if);
+    CHECK(in_branches.unknown_rank == 3);
+    CHECK(in_branches.unknown_type == 1);
 }
 
 TEST_CASE("auto_merge takes two dims a broadcast cannot tell apart as equal, and reports the assumption") {

@@ -102,9 +102,33 @@ class Contract(unittest.TestCase):
                 out = tool.infer_shapes(m, guess_output_rank=True)
                 y = out.graph.output[0]
                 self.assertEqual((y.type.tensor_type.elem_type, len(dims(y))), (F, 3))
-        self.assertEqual(str(e.exception), "Incomplete symbolic shape inference: 1 values of unknown rank (operators not covered: mydomain.MyOp)")
+        self.assertEqual(str(e.exception),
+                         "Incomplete symbolic shape inference: 1 values of unknown element type (operators not covered: mydomain.MyOp)")
         self.assertEqual([f["why"] for f in ort.last_report()["fresh_symbols"]],
                          ["guess_output_rank: an operator no rule covers, given the rank of its first input"] * 3)
+
+    def test_a_value_of_known_type_and_unknown_rank_is_written_without_a_shape_as_onnxruntime_does(self):
+        # the element of a sequence whose tensors have no shape: FLOAT, rank unknown; onnxruntime's
+        # tool returns the model (it stops only on a type it does not know), so does yobx's
+        s = helper.make_tensor_sequence_value_info("s", F, None)
+        i = helper.make_tensor("i", TensorProto.INT64, [], [0])
+        m = model([helper.make_node("SequenceAt", ["s", "i"], ["e"], name="at"), helper.make_node("Relu", ["e"], ["y"], name="relu")],
+                  [s], [helper.make_tensor_value_info("y", F, None)], [i])
+        for tool in (ort_tool.SymbolicShapeInference, ort.SymbolicShapeInference):
+            with self.subTest(tool=tool.__module__):
+                out = tool.infer_shapes(m)
+                y = out.graph.output[0]
+                self.assertEqual((y.type.tensor_type.elem_type, y.type.tensor_type.HasField("shape")), (F, False))
+        self.assertEqual((ort.last_report()["unknown_rank"], ort.last_report()["unknown_type"]), (2, 0))
+        helper_ = ort.SymbolicShapeInferenceHelper(m)
+        self.assertTrue(helper_.infer({}))
+        # a Reduce whose axes are an input of unknown values: the rank, from keepdims
+        x = helper.make_tensor_value_info("x", F, ["batch", 1, 4])
+        axes = helper.make_tensor_value_info("axes", TensorProto.INT64, [2])
+        m = model([helper.make_node("ReduceSum", ["x", "axes"], ["y"], name="sum")], [x, axes], [helper.make_tensor_value_info("y", F, None)])
+        self.assertEqual(dims(ort.SymbolicShapeInference.infer_shapes(m).graph.output[0]), ["unk__0", 1, "unk__1"])
+        self.assertEqual([f["why"] for f in ort.last_report()["fresh_symbols"]], ["ReduceSum with axes whose values are not known"] * 2)
+        self.assertEqual(len(dims(ort_tool.SymbolicShapeInference.infer_shapes(m).graph.output[0])), 3)
 
     def test_auto_merge_keeps_a_dim_and_records_the_assumption(self):
         m = broadcast()

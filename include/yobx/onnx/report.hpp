@@ -160,6 +160,10 @@ struct ShapeReport {
     std::size_t fresh = 0;            ///< written with a fresh symbol (data-dependent or undecidable)
     std::size_t dims_from_model = 0;  ///< kept from the model's own value_info
     std::size_t unknown_rank = 0;     ///< values written with a type only
+    /// values of the main graph whose element type neither a rule nor ONNX's inference gives
+    /// (written with the type the model declares, if any; an operator ONNX has no schema for
+    /// gives its outputs only that): what onnxruntime's tool stops on
+    std::size_t unknown_type = 0;
     std::size_t not_tensor = 0;       ///< sequences, maps and optionals: the type the model or ONNX's inference gives
     std::size_t from_onnx_inference = 0;
     std::map<std::string, std::size_t> not_covered;  ///< "domain.Op" -> count
@@ -198,6 +202,7 @@ struct ShapeReport {
         num("fresh", fresh);
         num("from_model", dims_from_model);
         num("unknown_rank", unknown_rank);
+        num("unknown_type", unknown_type);
         num("not_tensor", not_tensor);
         num("from_onnx_inference", from_onnx_inference);
         const auto list = [&](std::string_view key, std::size_t n, auto item) {

@@ -62,8 +62,10 @@ class SymbolicShapeInference:
     static method that returns a new ModelProto with every value's shape (the input
     is not changed), ``None`` for a model that imports no default-domain opset or
     one below 7, and raises where onnxruntime's tool does: a graph that is not a
-    DAG (``ValueError``), a value whose rank is left unknown (``Exception("Incomplete
-    symbolic shape inference")``).
+    DAG (``ValueError``), a value of the main graph whose element type is left
+    unknown (``Exception("Incomplete symbolic shape inference")``); a value of known
+    element type and unknown rank is written without a shape, as onnxruntime's tool
+    writes it.
 
     - ``auto_merge``: two dims a broadcast cannot tell apart are taken equal instead
       of given a fresh symbol; each such equality is an assumption of the report
@@ -97,7 +99,7 @@ class SymbolicShapeInference:
                         report["dims"], report["constant"], report["symbolic"], report["fresh"], report["unknown_rank"])
             for a in report["assumptions"]:
                 logger.warning("yobx: %s assumed %s at node %s", a["question"], a["answer"], a["node"])
-        return out, report, report["unknown_rank"] == 0
+        return out, report, report["unknown_type"] == 0
 
     @staticmethod
     def infer_shapes(in_mp, int_max=2**31 - 1, auto_merge=False, guess_output_rank=False, verbose=0):
@@ -106,7 +108,7 @@ class SymbolicShapeInference:
             return None
         out, report, complete = result
         if not complete:
-            raise Exception(f"Incomplete symbolic shape inference: {report['unknown_rank']} values of unknown rank "
+            raise Exception(f"Incomplete symbolic shape inference: {report['unknown_type']} values of unknown element type "
                             f"(operators not covered: {', '.join(x['op'] for x in report['not_covered']) or 'none'})")
         return out
 

@@ -355,7 +355,15 @@ public:
             }
             out = std::move(info);
             ++report_.from_onnx_inference;
+            if (!onnx_knows(node)) declared_only_.insert(node.output(k));
         }
+    }
+
+    /// Whether ONNX has a schema for the node: if not, its inference gives the node's outputs
+    /// nothing but the types the model declares for them.
+    bool onnx_knows(const ::onnx::NodeProto& node) const {
+        const auto it = opsets_.find(node.domain() == "ai.onnx" ? std::string() : node.domain());
+        return it != opsets_.end() && ::onnx::OpSchemaRegistry::Schema(node.op_type(), it->second, it->first) != nullptr;
     }
 
     /// ONNX's inference on a copy of the model, the types of its values by name (the fallback's source).
@@ -746,6 +754,9 @@ public:
             }
         }
         const bool model_tensor = model && model->has_tensor_type();
+        if (!in_subgraph_ && (info.elem_type == elem::undefined ||
+                              (!options_.guess_output_rank && !declared_only_.empty() && declared_only_.count(name) > 0)))
+            ++report_.unknown_type;
         int type = info.elem_type;
         if (type == elem::undefined && model_tensor) type = model->tensor_type().elem_type();
         out.elem_type(type);
@@ -834,7 +845,9 @@ public:
 
     /// Writes the subgraphs' types, deferred so that a failed walk leaves the model as it was.
     void write_subgraphs() {
+        in_subgraph_ = true;
         for (auto& [g, scope] : pending_) write_graph_types(*g, scope);
+        in_subgraph_ = false;
         pending_.clear();
     }
 
@@ -851,6 +864,8 @@ private:
     const ::onnx::ModelProto* model_ = nullptr;
     std::set<std::string, std::less<>> input_symbols_;
     std::vector<std::pair<::onnx::GraphProto*, Scope>> pending_;
+    bool in_subgraph_ = false;  // write_subgraphs is writing: values not counted in unknown_type
+    std::unordered_set<std::string> declared_only_;  // outputs typed by the fallback from the model's declaration alone
     std::unordered_map<SymInt, std::string> printed_;
     std::unordered_map<std::string_view, Rule> default_rules_;  // by op type (views of the model's strings)
 

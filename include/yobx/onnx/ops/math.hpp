@@ -114,13 +114,38 @@ inline void einsum(NodeContext& ctx) {
     ctx.set_output(0, ctx.elem_type(0), std::move(out));
 }
 
+/// Reduce* with axes an input whose values are not known: an empty axes input (shape [0])
+/// is known to be empty; otherwise the rank still is known, with keepdims (each dim 1 where the
+/// input's is 1, else a fresh symbol: reduced or not) or with the axes' count (fresh dims): the
+/// output is set then, and `done`.
+inline std::optional<std::vector<std::int64_t>> reduce_axes(NodeContext& ctx, const Shape& in, bool keep, int since, bool& done) {
+    try {
+        return ints_from(ctx, "axes", 1, since);
+    } catch (const UnknownInput&) {
+        const TensorInfo* a = ctx.input(1);
+        const auto count = a && a->shape && a->shape->size() == 1 ? (*a->shape)[0].maybe_constant() : std::nullopt;
+        if (count == 0) return std::vector<std::int64_t>{};
+        const auto r = static_cast<std::int64_t>(in.size());
+        if (!keep && !(count && *count <= r)) throw;
+        Shape out;
+        const std::string why = std::string(ctx.op_type()) + " with axes whose values are not known";
+        for (std::int64_t i = 0; i < (keep ? r : r - *count); ++i)
+            out.push_back(keep && in[static_cast<std::size_t>(i)].maybe_constant() == 1 ? SymInt(1) : ctx.fresh(why));
+        ctx.set_output(0, ctx.elem_type(0), std::move(out));
+        done = true;
+        return std::nullopt;
+    }
+}
+
 /// Reduce*: axes an attribute before opset 13 (ReduceSum) or 18 (the others), an input since;
 /// keepdims; noop_with_empty_axes. Values of a 1-D tensor reduced by ReduceProd/Sum/Max/Min are kept.
 inline void reduce(NodeContext& ctx) {
     const Shape& in = ctx.shape(0);
     const int since = ctx.op_type() == "ReduceSum" ? 13 : 18;
-    const auto axes = ints_from(ctx, "axes", 1, since);
     const bool keep = ctx.attr_int("keepdims", 1) != 0;
+    bool done = false;
+    const auto axes = reduce_axes(ctx, in, keep, since, done);
+    if (done) return;
     const bool noop = ctx.opset() >= since && ctx.attr_int("noop_with_empty_axes", 0) != 0;
     const auto r = static_cast<std::int64_t>(in.size());
     if ((!axes || axes->empty()) && noop) return ctx.set_output(0, *ctx.input(0));
