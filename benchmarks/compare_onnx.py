@@ -194,6 +194,7 @@ def in_process(workdir, names):
     import torch
     torch.set_num_threads(1)
     paths = {name: check_models.export(name, workdir)[0] for name in list(names) + [f"gpt{n}" for n in (2, 8, 32, 96)]}
+
     def copy_of(model):
         out = onnx.ModelProto()
         out.CopyFrom(model)

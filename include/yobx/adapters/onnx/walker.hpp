@@ -337,6 +337,7 @@ public:
     void fallback(const ::onnx::NodeProto& node, NodeContext& ctx, const std::string& why = "a dimension ONNX's own inference leaves unknown") {
         if (!options_.onnx_fallback || model_ == nullptr) return;
         if (onnx_types_ == nullptr) onnx_inference(*model_);  // once, at the first node that needs it
+        std::optional<bool> known;                             // whether ONNX has a schema for the node, asked once
         for (int k = 0; k < node.output_size(); ++k) {
             auto& out = ctx.outputs()[static_cast<std::size_t>(k)];
             if (out && out->shape) continue;
@@ -355,7 +356,8 @@ public:
             }
             out = std::move(info);
             ++report_.from_onnx_inference;
-            if (!onnx_knows(node)) declared_only_.insert(node.output(k));
+            if (!known) known = onnx_knows(node);
+            if (!*known) declared_only_.insert(node.output(k));
         }
     }
 
