@@ -38,6 +38,25 @@ void value(::onnx::ValueInfoProto* v, const char* name, std::vector<const char*>
     return n;
 }
 
+/// An If on `cond` (a bool input it adds) giving `out`, whose two branches hold one node each:
+/// `op` of the domain on `in`, its output `r` the branch's.
+void add_if(::onnx::GraphProto& g, const char* cond, const char* out, const char* op, const char* in, const char* domain = "") {
+    auto* c = g.add_input();
+    value(c, cond, {});
+    c->mutable_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::BOOL);
+    auto* node = add_node(g, "If", {cond}, out);
+    for (const char* branch : {"then_branch", "else_branch"}) {
+        auto* a = node->add_attribute();
+        a->set_name(branch);
+        a->set_type(::onnx::AttributeProto::GRAPH);
+        auto& body = *a->mutable_g();
+        body.set_name(branch);
+        add_node(body, op, {in}, "r", domain);
+        body.add_output()->set_name("r");
+    }
+    g.add_output()->set_name(out);
+}
+
 ::onnx::ModelProto model_with(std::vector<std::pair<const char*, int>> opsets = {{"", 17}}) {
     ::onnx::ModelProto m;
     m.set_ir_version(8);
@@ -121,19 +140,7 @@ TEST_CASE("infer_shapes_serialized with Payloads::none sends the graph's types o
     // an If: its branches' types are written inside the node, so the model comes back (payloads left out)
     ::onnx::ModelProto with_if = conv_model();
     auto& outer = *with_if.mutable_graph();
-    value(outer.add_input(), "c", {});
-    outer.mutable_input(1)->mutable_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::BOOL);
-    auto* node = add_node(outer, "If", {"c"}, "z");
-    for (const char* branch : {"then_branch", "else_branch"}) {
-        auto* a = node->add_attribute();
-        a->set_name(branch);
-        a->set_type(::onnx::AttributeProto::GRAPH);
-        auto& body = *a->mutable_g();
-        body.set_name(branch);
-        add_node(body, "Relu", {"y"}, "r");
-        body.add_output()->set_name("r");
-    }
-    outer.add_output()->set_name("z");
+    add_if(outer, "c", "z", "Relu", "y");
     ::onnx::ModelProto shaped = with_if;
     (void)yobx::onnx::infer_shapes(shaped);
     REQUIRE(shaped.graph().node(1).attribute(0).g().output(0).type().has_tensor_type());
@@ -279,19 +286,7 @@ TEST_CASE("guess_output_rank gives an operator no rule covers the rank and type 
     ::onnx::ModelProto with_if = model_with({{"", 17}, {"mydomain", 1}});
     auto& outer = *with_if.mutable_graph();
     value(outer.add_input(), "x", {"batch", "3", "5"});
-    value(outer.add_input(), "c", {});
-    outer.mutable_input(1)->mutable_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::BOOL);
-    auto* node = add_node(outer, "If", {"c"}, "z");
-    for (const char* branch : {"then_branch", "else_branch"}) {
-        auto* a = node->add_attribute();
-        a->set_name(branch);
-        a->set_type(::onnx::AttributeProto::GRAPH);
-        auto& body = *a->mutable_g();
-        body.set_name(branch);
-        add_node(body, "MyOp", {"x"}, "r", "mydomain");
-        body.add_output()->set_name("r");
-    }
-    outer.add_output()->set_name("z");
+    add_if(outer, "c", "z", "MyOp", "x", "mydomain");
     const auto in_branches = yobx::onnx::infer_shapes(with_if);
     CHECK(in_branches.unknown_rank == 3);
     CHECK(in_branches.unknown_type == 1);
