@@ -169,7 +169,8 @@ TEST_CASE("Reduce with axes whose values are not known: empty, keepdims, the axe
     CHECK(reduce(two, {{"keepdims", integer(0)}}) == "[unk__0]");
     {
         ShapeEnv env;
-        NodeContext ctx(env, BroadcastPolicy::new_symbol, "", "ReduceMean", "n", 18, {&x, &two}, {}, 1);
+        const Attributes none;  // NodeContext keeps a reference to its attributes: not a temporary
+        NodeContext ctx(env, BroadcastPolicy::new_symbol, "", "ReduceMean", "n", 18, {&x, &two}, none, 1);
         default_registry().find("", "ReduceMean", 18)(ctx);
         REQUIRE(ctx.fresh_symbols().size() == 2);
         CHECK(ctx.fresh_symbols()[0].why == "ReduceMean with axes whose values are not known");
