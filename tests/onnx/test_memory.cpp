@@ -103,7 +103,23 @@ TEST_CASE("liveness: a value consumed twice lives to its last consumer, an outpu
     CHECK(r.evaluate({{"n", 20}}).per_unit[0] == 228);
 }
 
-TEST_CASE("a graph output also consumed lives to the end; a graph input not consumed lives at the first step") {
+TEST_CASE("a dim that is a constant times a product gives the constant to the bytes' coefficient, and adds up with its like") {
+    // Reshape(X, [-1, 4]) writes the dim 4*n: R's bytes are 64*n as written, not 16*(4*n)
+    const MemoryReport r = memory_of_text(R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[n, 16] X) => (float[n, 16] Y) {
+  s = Constant<value = int64[2] {-1, 4}>()
+  R = Reshape(X, s)
+  t = Constant<value = int64[2] {-1, 16}>()
+  Y = Reshape(R, t)
+})");
+    CHECK(liveness(r) == "X[0,1]=64*n R[1,3]=64*n Y[3,3]=64*n ");
+    REQUIRE(r.values.size() == 3);
+    CHECK(r.values[1].written.to_string() == "64*n");
+    CHECK(r.peak_text == "128*n");  // X and R at step 1: one term, as the canonical form
+    CHECK(r.peak.to_string() == "128*n");
+}
+
+TEST_CASE("a graph output also consumed lives to the end, a graph input not consumed lives at the first step") {
     const MemoryReport r = memory_of_text(R"(<ir_version: 8, opset_import: ["" : 17]>
 g (float[n] X, int64[n, 2] I) => (float[n] A, float[n] B) {
   A = Relu(X)
@@ -114,7 +130,7 @@ g (float[n] X, int64[n, 2] I) => (float[n] A, float[n] B) {
     CHECK(r.peak.to_string() == "24*n");
 }
 
-TEST_CASE("a subgraph's peak is part of its node's step; the outer values it reads live to that step") {
+TEST_CASE("a subgraph's peak is part of its node's step, the outer values it reads live to that step") {
     ::onnx::ModelProto model;
     const MemoryReport r = memory_of_text(R"(<ir_version: 8, opset_import: ["" : 17]>
 g (bool c, float[n] X) => (float[n] Y) {

@@ -151,14 +151,28 @@ private:
         SymInt elements(1);
         Product count{1, {}};  // the elements as written: the constant dims, then the others
         for (const auto& d : tt.shape().dim()) {
-            const auto e = dim(d);
+            auto e = dim(d);
             if (!e) {
                 v.why = "a dim not known";
                 return v;
             }
             elements = elements * *e;
-            if (const auto c = e->maybe_constant()) count.coef *= *c;
-            else count.factors += (count.factors.empty() ? "" : "*") + Product::factor(e->to_string());
+            if (const auto c = e->maybe_constant()) {
+                count.coef *= *c;
+                continue;
+            }
+            // a dim that is a constant times a product (`49*batch`) gives its constant to the coefficient:
+            // `1204224*batch`, not `24576*(49*batch)`, and it adds up with the other terms in `batch`
+            auto p = e->poly();
+            std::int64_t folded = 0;
+            if (p.constant == 0 && p.terms.size() == 1 && p.terms[0].coef > 1 &&
+                !__builtin_mul_overflow(count.coef, p.terms[0].coef, &folded)) {
+                count.coef = folded;
+                p.terms[0].coef = 1;
+                p.hash = 0;
+                e = SymInt(std::move(p));
+            }
+            count.factors += (count.factors.empty() ? "" : "*") + Product::factor(e->to_string());
         }
         v.bytes = bytes_of_elements(tt.elem_type(), elements);
         const std::int64_t bits = elem_bits(tt.elem_type());
