@@ -71,7 +71,7 @@ TEST_CASE("symbolic algebra: generated expressions keep their values, print-pars
     replay(fuzzgen::check_sym_laws, 3000);
 }
 
-TEST_CASE("observer: generated call sequences fail only with yobx errors; export specs survive their JSON") {
+TEST_CASE("observer: generated call sequences fail only with yobx errors, export specs survive their JSON") {
     replay(fuzzgen::check_observer, 3000);
 }
 

@@ -301,7 +301,7 @@ def forward(self, x):
           "signature_of: the module has no method 'forward__1'");
 }
 
-TEST_CASE("wrap_forward returns forward's IValue as is; only a recorded call converts it") {
+TEST_CASE("wrap_forward returns forward's IValue as is, only a recorded call converts it") {
     torch::jit::Module m("DeviceModel");
     m.define("def forward(self, x):\n    return x.device\n");
     yobx::InputObserver<at::Tensor> observer;
@@ -568,7 +568,7 @@ TEST_CASE("the demo's model observed through wrap while it generates: exact argu
           "Tensor(shape=[3, 4, 0, 8], dtype=float32), Tensor(shape=[3, 4, 0, 8], dtype=float32)])}");
 }
 
-TEST_CASE("save_python writes a literal as a Python file defining it; a file it cannot write is named") {
+TEST_CASE("save_python writes a literal as a Python file defining it, a file it cannot write is named") {
     const std::string dir = std::filesystem::temp_directory_path() / ("yobx_save_python_" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);
     const auto read = [](const std::string& path) {

@@ -148,7 +148,7 @@ TEST_CASE("There is no tensor at position N in any flattened inputs when an argu
 
 // ---------------------------------------------------------------- also
 
-TEST_CASE("remove_inputs drops arguments by name or position; variadic parameters cannot be removed") {
+TEST_CASE("remove_inputs drops arguments by name or position, variadic parameters cannot be removed") {
     Obs obs;
     auto f = obs.wrap(first_tensor, Signature{param("x"), param("y", yobx::none), param("z", yobx::none), var_kwargs("kw")});
     f({tensor({2}), tensor({3}), tensor({4})}, {{"e", tensor({1})}});
@@ -214,7 +214,7 @@ TEST_CASE("check_discrepancies runs a runner on every call and compares with the
     CHECK(shape[0].error == "not the same shape");
 }
 
-TEST_CASE("check_discrepancies replays each call as it was made; Replay::inferred gives the filled arguments") {
+TEST_CASE("check_discrepancies replays each call as it was made, Replay::inferred gives the filled arguments") {
     // A model that refuses a mask of another length than x, as an encoder does.
     const auto model = [](yobx::Args<T> args, yobx::Kwargs<T> kwargs) -> V {
         const T& x = args[0].tensor();

@@ -12,7 +12,7 @@ TEST_CASE("with one call and no forced batch dimension every entry is empty") {
           "({0: torch.export.Dim.DYNAMIC}, {0: torch.export.Dim.DYNAMIC})");
 }
 
-TEST_CASE("set_batch_dimension_for takes names and positions; a position also matches its signature name") {
+TEST_CASE("set_batch_dimension_for takes names and positions, a position also matches its signature name") {
     Obs obs;
     auto f = obs.wrap(first_tensor, Signature{param("x"), param("y", yobx::none), param("z", yobx::none)});
     f({tensor({2, 3})}, {{"y", tensor({2, 3})}, {"z", tensor({2, 3})}});
@@ -70,7 +70,7 @@ TEST_CASE("a container with one tensor keeps its structure, as torch.export's dy
           "{'x': {0: 'x_dim_0'}, 'y': [{0: 'y_dim_0'}]}");
 }
 
-TEST_CASE("generated labels are <input>_dim_<axis>; a second group of the same input gets its container index") {
+TEST_CASE("generated labels are <input>_dim_<axis>, a second group of the same input gets its container index") {
     // As the reference names them: no container index where the axes agree.
     Obs obs;
     auto f = obs.wrap(first_tensor, Signature{param("x"), param("cache")});
@@ -215,7 +215,7 @@ TEST_CASE("DynamicShapes is read like the Python literal it prints") {
           "DynamicShapes::tensor: axes must be increasing, got 1 then 0");
 }
 
-TEST_CASE("square images share one label for H and W; a non-square call or names keep them apart") {
+TEST_CASE("square images share one label for H and W, a non-square call or names keep them apart") {
     Obs obs;
     auto f = obs.wrap(first_tensor, Signature{param("x")});
     f({tensor({1, 3, 64, 64})}, {});

@@ -220,7 +220,7 @@ TEST_CASE("check_fills: the automatic mask of zeros changes the calls, ones repr
     CHECK(yobx::ExportSpec::from_json(spec.to_json()) == spec);
 }
 
-TEST_CASE("check_fills: without a runner nothing is checked; the report says so") {
+TEST_CASE("check_fills: without a runner nothing is checked, the report says so") {
     Obs obs = observe_bert(Obs({.fill_if_missing = {{"attention_mask", Fill::ones()}}}));
     const auto spec = obs.infer_export_spec();
     REQUIRE(spec.absent.size() == 2);
@@ -233,7 +233,7 @@ TEST_CASE("check_fills: without a runner nothing is checked; the report says so"
     CHECK(checked.absent[0].to_string() == "attention_mask: absent from call(s) 0, 2; fill ones (given), checked: reproduces every call");
 }
 
-TEST_CASE("check_fills: the user's fill is checked, not replaced; when nothing reproduces a call the report says which") {
+TEST_CASE("check_fills: the user's fill is checked, not replaced, and when nothing reproduces a call the report says which") {
     Obs obs = observe_bert(Obs({.fill_if_missing = {{"token_type_ids", Fill::ones()}}}));
     const auto found = obs.check_fills(runner());
     REQUIRE(found.size() == 2);

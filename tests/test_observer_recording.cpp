@@ -218,7 +218,7 @@ struct Options {
 template <>
 inline constexpr bool yobx::enable_keyword_arguments<Options> = true;
 
-TEST_CASE("a Hana struct of optionals stands for the keyword arguments; an absent optional is an absent keyword") {
+TEST_CASE("a Hana struct of optionals stands for the keyword arguments, an absent optional is an absent keyword") {
     Obs obs;
     const Signature sig{param("x"), param("mask", yobx::none), param("bias", yobx::none), param("add", true)};
     auto f = obs.wrap([](const T& x, const Options&) { return x; }, sig);

@@ -184,7 +184,7 @@ TEST_CASE("Reduce with axes whose values are not known: empty, keepdims, the axe
     CHECK_THROWS_AS(run(env, "ReduceMax", 18, {&x, &five}, {{"keepdims", integer(0)}}), UnknownInput);
 }
 
-TEST_CASE("Resize by scales is exact on a symbolic size; by sizes takes them") {
+TEST_CASE("Resize by scales is exact on a symbolic size, by sizes takes them") {
     ShapeEnv env;
     const TensorInfo x = TensorInfo::of(elem::float32, {1, 3, SymInt::symbol("h"), 10});
     TensorInfo scales = TensorInfo::of(elem::float32, {4});

@@ -225,7 +225,7 @@ TEST_CASE("applying an applied patch or undoing one that is not applied is an er
     CHECK(log == std::vector<std::string>{"apply p", "undo p"});
 }
 
-TEST_CASE("the PatchInfo constructor checks its name and actions; dependencies never form a cycle") {
+TEST_CASE("the PatchInfo constructor checks its name and actions, dependencies never form a cycle") {
     CHECK(error_of<yobx::value_error>([] { PatchInfo("", "f", "t", [] {}, [] {}); }) ==
           "PatchInfo: the patch of 'f' has an empty name");
     CHECK(error_of<yobx::value_error>([] { PatchInfo("p", "f", "t", [] {}, nullptr); }) ==
@@ -661,7 +661,7 @@ std::string broadcast_add(bool expand = false) {
 
 }  // namespace
 
-TEST_CASE("with the shipped patches, the broadcast-add model infers [Max(a, c), b]; after them it throws again") {
+TEST_CASE("with the shipped patches, the broadcast-add model infers [Max(a, c), b] and after them it throws again") {
     CHECK(error_of<yobx::GuardOnDataDependentSymNode>([] { broadcast_add(); }).starts_with(
         "Could not guard on data-dependent expression Eq(a, c)"));
     {

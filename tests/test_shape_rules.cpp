@@ -173,7 +173,7 @@ TEST_CASE("a data-dependent size broadcast with a size that has a hint takes tha
     }
 }
 
-TEST_CASE("two data-dependent sizes broadcast to a fresh one in a draft env under the strict policy; a strict env asks") {
+TEST_CASE("two data-dependent sizes broadcast to a fresh one in a draft env under the strict policy, a strict env asks") {
     ShapeEnv draft(ShapeEnvMode::draft);
     const SymInt u0 = draft.fresh_symbol("u"), u1 = draft.fresh_symbol("u");
     CHECK(str(shape::broadcast(draft, {{u0}, {u1}})) == "[u2]");

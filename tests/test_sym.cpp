@@ -223,7 +223,7 @@ TEST_CASE("a symbolic SymBool cannot be used as a bool without a ShapeEnv") {
     }
 }
 
-TEST_CASE("evaluate_with substitutes and computes; subs replaces symbols") {
+TEST_CASE("evaluate_with substitutes and computes, subs replaces symbols") {
     CHECK((s0 + 2 * s1).evaluate_with({{"s0", 3}, {"s1", 5}}) == 13);
     CHECK(floordiv(s0 - 7, 2).evaluate_with({{"s0", 0}}) == -4);
     CHECK(mod(s0, s1).evaluate_with({{"s0", -7}, {"s1", 3}}) == 2);

@@ -430,7 +430,7 @@ TEST_CASE("law (class 4): k*(x//k) + Mod(x, k) == x for constant, symbolic and s
     }
 }
 
-TEST_CASE("law (classes 1 and 4, ShapeEnv): numerators placed by the ranges, whatever their constant; nested quotients by a size") {
+TEST_CASE("law (classes 1 and 4, ShapeEnv): numerators placed by the ranges, whatever their constant, and nested quotients by a size") {
     Gen g;
     int checked = 0;
     for (int i = 0; i < 300; ++i) {

@@ -405,7 +405,7 @@ TEST_CASE("every way to a Value keeps containers flat and builds the rest") {
                          "tree_unflatten: the spec has 8 leaves but 9 leaves were given", yobx::value_error);
 }
 
-TEST_CASE("copies of a flat Value share it; changing one leaves the others alone") {
+TEST_CASE("copies of a flat Value share it, changing one leaves the others alone") {
     const V e = every_kind();
     auto [leaves, spec] = yobx::tree_flatten(e);
     V a = yobx::tree_unflatten<V>(std::move(leaves), spec);

@@ -96,7 +96,7 @@ std::vector<std::string> dims_of(const ::onnx::TypeProto& t) {
 
 }  // namespace
 
-TEST_CASE("infer_shapes_serialized leaves the large payloads out and says which; completed, it is infer_shapes' model") {
+TEST_CASE("infer_shapes_serialized leaves the large payloads out and says which: completed, it is infer_shapes' model") {
     const ::onnx::ModelProto m = conv_model();
     const std::string bytes = m.SerializeAsString();
     const auto light = yobx::onnx::infer_shapes_serialized(bytes, {});
