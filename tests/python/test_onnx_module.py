@@ -178,6 +178,41 @@ class SameAsTheCommand(unittest.TestCase):
         self.assertEqual([d.dim_param or d.dim_value for d in then.output[0].type.tensor_type.shape.dim],
                          ["batch", 8, "(height + 1)//2", "(width + 1)//2"])
 
+    def test_in_place_the_model_itself_becomes_what_the_copy_is(self):
+        # inplace=True writes into the ModelProto given and returns it: the model the copy would be,
+        # on each path (types only; an If, the model back whole; a large model without its weights)
+        with_if = conv_model()
+        g = with_if.graph
+        g.input.append(helper.make_tensor_value_info("cond", TensorProto.BOOL, []))
+        branch = {k: helper.make_graph([helper.make_node("Relu", ["y"], ["r"])], k, [], [helper.make_tensor_value_info("r", TensorProto.FLOAT, None)])
+                  for k in ("then", "else")}
+        g.node.append(helper.make_node("If", ["cond"], ["z"], then_branch=branch["then"], else_branch=branch["else"], name="if"))
+        g.output.append(helper.make_tensor_value_info("z", TensorProto.FLOAT, None))
+        g.value_info.append(helper.make_tensor_value_info("c", TensorProto.FLOAT, ["stale", 1]))  # replaced, as in the copy
+        small_if = onnx.ModelProto()
+        small_if.CopyFrom(with_if)
+        del small_if.graph.initializer[1]  # no payload of 1 KiB or more: the model comes back with all of it
+        heavy = conv_model()
+        heavy.graph.initializer.append(helper.make_tensor("wide", TensorProto.FLOAT, [512, 512], bytes(4 << 18), raw=True))
+        for model in (conv_model(), with_if, small_if, heavy, onnx.load(model_path("names"))):
+            copy, report = yobx.onnx.infer_shapes(model, with_report=True)
+            same, same_report = yobx.onnx.infer_shapes(model, inplace=True, with_report=True)
+            self.assertIs(same, model)
+            self.assertEqual(model.SerializeToString(), copy.SerializeToString())
+            self.assertEqual(without_seconds(same_report), without_seconds(report))
+            self.assertIs(yobx.onnx.infer_shapes(model, inplace=True), model)  # again, on what it wrote: the same
+            self.assertEqual(model.SerializeToString(), copy.SerializeToString())
+        self.assertEqual([d.dim_param or d.dim_value for d in with_if.graph.node[2].attribute[0].g.output[0].type.tensor_type.shape.dim],
+                         ["batch", 8, "(height + 1)//2", "(width + 1)//2"])
+        # an error leaves the model as it was; bytes cannot be written into
+        cycle = onnx.load(model_path("cycle"))
+        before = cycle.SerializeToString()
+        with self.assertRaisesRegex(ValueError, "^the graph is not a DAG: node 'r1' \\(Relu\\) depends on itself through 'a'$"):
+            yobx.onnx.infer_shapes(cycle, inplace=True)
+        self.assertEqual(cycle.SerializeToString(), before)
+        with self.assertRaisesRegex(TypeError, "^infer_shapes: inplace needs an onnx.ModelProto to write into, not bytes$"):
+            yobx.onnx.infer_shapes(before, inplace=True)
+
     def test_a_large_graph_infers_on_yobx_s_thread_as_it_does_on_the_caller_s(self):
         # from _OVERLAP_FROM nodes, inference runs on yobx's thread while Python copies the model:
         # the same model, report and errors; a child process after fork starts its own thread

@@ -8,6 +8,7 @@ expression of the inputs' dims as yobx prints it (``batch``, ``(height + 31)//32
     model = onnx.load("model.onnx")
     shaped = yobx.onnx.infer_shapes(model)          # a new ModelProto; model is not changed
     shaped, report = yobx.onnx.infer_shapes(model, with_report=True)
+    yobx.onnx.infer_shapes(model, inplace=True)     # or into model itself, returned: no copy
     yobx.onnx.evaluate_shapes(shaped, {"batch": 2, "height": 224})["logits"]   # (2, 1000)
 
 The model crosses into C++ as bytes and only what inference wrote comes back (the
@@ -121,6 +122,22 @@ def _light(model, size=None):
     return light.SerializeToString(), left
 
 
+def _replace_all_but_initializers(model, whole):
+    for field in model.DESCRIPTOR.fields:
+        if field.name != "graph":
+            model.ClearField(field.name)
+    graph = model.graph
+    for field in graph.DESCRIPTOR.fields:
+        if field.name != "initializer":
+            graph.ClearField(field.name)
+    for field, value in whole.ListFields():
+        if field.name != "graph":
+            _copy_field(model, field, value)
+    for field, value in whole.graph.ListFields():
+        if field.name != "initializer":
+            _copy_field(graph, field, value)
+
+
 def _copy_field(target, field, value):
     if field.label == field.LABEL_REPEATED:
         getattr(target, field.name).extend(value)
@@ -138,9 +155,13 @@ def _bytes_of(model, function):
     raise TypeError(f"{function}: model must be an onnx.ModelProto or its serialized bytes, not {type(model).__name__}")
 
 
-def _infer(model, strict, hints, op_profiles, onnx_fallback, guess_output_rank=False, auto_merge=False, with_report=True):
-    """The shaped ModelProto and the report's JSON text (None without ``with_report``)."""
+def _infer(model, strict, hints, op_profiles, onnx_fallback, guess_output_rank=False, auto_merge=False, with_report=True,
+           inplace=False):
+    """The shaped ModelProto and the report's JSON text (None without ``with_report``); with
+    ``inplace``, the types are written into ``model`` itself, which is returned."""
     held = isinstance(model, onnx.ModelProto)
+    if inplace and not held:
+        raise TypeError(f"infer_shapes: inplace needs an onnx.ModelProto to write into, not {type(model).__name__}")
     size = model.ByteSize() if held else 0
     if held:
         data, left = _light(model, size)
@@ -154,22 +175,29 @@ def _infer(model, strict, hints, op_profiles, onnx_fallback, guess_output_rank=F
                      with_report=bool(with_report), strict=bool(strict), hints=_hints(hints), op_profiles=_profiles(op_profiles),
                      onnx_fallback=bool(onnx_fallback), guess_output_rank=bool(guess_output_rank), auto_merge=bool(auto_merge))
     # a large graph: inference runs on yobx's thread (C++, the GIL free) while this one copies
-    # the model, the two halves of the call at once
-    overlap = held and (len(model.graph.node) >= _OVERLAP_FROM or size >= _OVERLAP_BYTES)
+    # the model, the two halves of the call at once (in place, there is no copy to overlap)
+    overlap = held and not inplace and (len(model.graph.node) >= _OVERLAP_FROM or size >= _OVERLAP_BYTES)
     call = _yobx.infer_shapes(data, on_worker=overlap, **arguments)
-    out = onnx.ModelProto()
+    out = model if inplace else onnx.ModelProto()
     if overlap:
         out.CopyFrom(model)
-    shaped, left_out, graph_types, report = call.result()
+    shaped, left_out, graph_types, report = call.result()  # an error leaves `model` as it was, in place too
     if graph_types:
-        if not overlap:
+        if not overlap and not inplace:
             out.CopyFrom(model)  # the one copy of the weights, in C++ (protobuf's)
         graph = out.graph
         graph.ClearField("value_info")
         graph.ClearField("output")
         graph.MergeFromString(shaped)
         return out, report
-    out.ParseFromString(shaped)  # (replaces the copy made meanwhile, if any)
+    if inplace and (left or left_out):
+        # the model back whole, its large payloads left out: every field but the graph's
+        # initializers, which inference never changes, replaces the model's
+        whole = onnx.ModelProto()
+        whole.ParseFromString(shaped)
+        _replace_all_but_initializers(model, whole)
+        return model, report
+    out.ParseFromString(shaped)  # (replaces the copy made meanwhile, if any; in place, the model: nothing was left out)
     if left or left_out:
         # the payloads inference did not need, copied from the model the caller holds: the one copy of the weights
         source, target = model.graph.initializer, out.graph.initializer
@@ -178,7 +206,7 @@ def _infer(model, strict, hints, op_profiles, onnx_fallback, guess_output_rank=F
     return out, report
 
 
-def infer_shapes(model, *, strict=False, hints=None, op_profiles=None, onnx_fallback=True, with_report=False):
+def infer_shapes(model, *, strict=False, hints=None, op_profiles=None, onnx_fallback=True, with_report=False, inplace=False):
     """A new ModelProto with the type and shape of every value written in.
 
     ``model`` is an ``onnx.ModelProto`` (not changed) or its serialized bytes. The
@@ -196,8 +224,11 @@ def infer_shapes(model, *, strict=False, hints=None, op_profiles=None, onnx_fall
     - ``onnx_fallback``: ask ONNX's own inference for operators yobx does not cover.
     - ``with_report``: return ``(model, report)``, the report a dict (the JSON
       report of ``yobx-onnx-shapes --report``).
+    - ``inplace``: write the types into ``model`` (a ModelProto) and return it, the
+      same object: no copy of the model, which is most of the call on a model of
+      large weights (resnet18's 47 MB). On an error ``model`` is left as it was.
     """
-    out, report = _infer(model, strict, hints, op_profiles, onnx_fallback, with_report=with_report)
+    out, report = _infer(model, strict, hints, op_profiles, onnx_fallback, with_report=with_report, inplace=inplace)
     return (out, json.loads(report)) if with_report else out
 
 
