@@ -296,6 +296,51 @@ def build(name):
         return Boxes(model.eval()).eval(), ["x"], {"x": {2: "x_dim_2", 3: "x_dim_3"}}, [(torch.rand(1, 3, h, w),) for h, w in sizes]
     if name == "scripted_control":
         return torch.jit.script(ScriptedControl()), ["x"], {"x": {0: "x_dim_0", 1: "x_dim_1"}}, [(torch.randn(b, n),) for b, n in [(2, 6), (3, 3), (1, 5)]]
+    return torchvision_model(name)
+
+
+def torchvision_model(name):
+    """Any other torchvision model by its builder's name (weights=None): a classifier with dynamic batch,
+    height and width (the batch alone for the vision transformers of a fixed size), a segmenter's "out", a
+    video classifier (batch, frames, height, width), a detector on one image, RAFT's flow after 2 updates."""
+    import torchvision
+    tv = torchvision.models
+    images = [(2, 224, 224), (1, 160, 192), (3, 97, 131)]
+    dyn = {"x": {0: "x_dim_0", 2: "x_dim_2", 3: "x_dim_3"}}
+    if name in ("vit_b_16", "vit_b_32", "vit_l_16", "vit_l_32", "vit_h_14", "maxvit_t", "swin_v2_t", "swin_v2_s", "swin_v2_b"):
+        return getattr(tv, name)(weights=None).eval(), ["x"], {"x": {0: "x_dim_0"}}, [(torch.randn(b, 3, 224, 224),) for b in (2, 1)]
+    if name == "inception_v3":
+        return tv.inception_v3(weights=None, aux_logits=True, init_weights=False).eval(), ["x"], dyn, \
+            [(torch.randn(b, 3, h, w),) for b, h, w in [(2, 299, 299), (1, 160, 192)]]
+    if name in tv.list_models(module=tv.segmentation):
+        class Out(nn.Module):
+            def __init__(self, m):
+                super().__init__()
+                self.m = m
+
+            def forward(self, x):
+                return self.m(x)["out"]
+        model = tv.get_model(name, weights=None, weights_backbone=None, num_classes=3).eval()
+        return Out(model).eval(), ["x"], dyn, [(torch.randn(b, 3, h, w),) for b, h, w in [(1, 128, 128), (2, 96, 160)]]
+    if name in tv.list_models(module=tv.video):
+        return tv.get_model(name, weights=None).eval(), ["x"], {"x": {0: "b", 2: "t", 3: "h", 4: "w"}}, \
+            [(torch.randn(b, 3, t, h, w),) for b, t, h, w in [(1, 8, 112, 112), (2, 4, 96, 128)]]
+    if name in tv.list_models(module=tv.detection):
+        model = tv.get_model(name, weights=None, weights_backbone=None, num_classes=5, min_size=160, max_size=224)
+        return Boxes(model.eval()).eval(), ["x"], {"x": {2: "x_dim_2", 3: "x_dim_3"}}, [(torch.rand(1, 3, h, w),) for h, w in [(160, 176), (128, 192), (192, 144)]]
+    if name in ("raft_small", "raft_large"):
+        class Flow(nn.Module):
+            def __init__(self, m):
+                super().__init__()
+                self.m = m
+
+            def forward(self, a, b):
+                return self.m(a, b, num_flow_updates=2)[-1]
+        dims = {0: "b", 2: "h", 3: "w"}  # RAFT needs h and w multiples of 8
+        return Flow(tv.get_model(name, weights=None).eval()).eval(), ["a", "b"], {"a": dims, "b": dims}, \
+            [(torch.randn(n, 3, h, w), torch.randn(n, 3, h, w)) for n, h, w in [(1, 128, 128), (2, 96, 160)]]
+    if name in tv.list_models(module=tv):
+        return tv.get_model(name, weights=None).eval(), ["x"], dyn, [(torch.randn(b, 3, h, w),) for b, h, w in images]
     raise ValueError(name)
 
 
