@@ -71,6 +71,17 @@ class Boxes(nn.Module):
         return out["boxes"], out["scores"], out["labels"]
 
 
+class SegmentationOut(nn.Module):
+    """A torchvision segmenter's "out" alone."""
+
+    def __init__(self, m):
+        super().__init__()
+        self.m = m
+
+    def forward(self, x):
+        return self.m(x)["out"]
+
+
 class RmsNorm(nn.Module):
     """T5's and LLaMA's RMS normalization, which onnxruntime fuses into SimplifiedLayerNormalization."""
 
@@ -223,16 +234,8 @@ def build(name):
     if name == "lraspp":
         import torchvision
         model = torchvision.models.segmentation.lraspp_mobilenet_v3_large(weights=None, weights_backbone=None, num_classes=4).eval()
-
-        class Out(nn.Module):
-            def __init__(self, m):
-                super().__init__()
-                self.m = m
-
-            def forward(self, x):
-                return self.m(x)["out"]
         sizes = [(1, 128, 128), (2, 96, 160)]
-        return Out(model).eval(), ["x"], {"x": {0: "x_dim_0", 2: "x_dim_2", 3: "x_dim_3"}}, [(torch.randn(b, 3, h, w),) for b, h, w in sizes]
+        return SegmentationOut(model).eval(), ["x"], {"x": {0: "x_dim_0", 2: "x_dim_2", 3: "x_dim_3"}}, [(torch.randn(b, 3, h, w),) for b, h, w in sizes]
     if name == "encoder":
         torch.backends.mha.set_fastpath_enabled(False)  # the fused kernel has no ONNX export
         model = models.make("encoder")
@@ -313,15 +316,8 @@ def torchvision_model(name):
         return tv.inception_v3(weights=None, aux_logits=True, init_weights=False).eval(), ["x"], dyn, \
             [(torch.randn(b, 3, h, w),) for b, h, w in [(2, 299, 299), (1, 160, 192)]]
     if name in tv.list_models(module=tv.segmentation):
-        class Out(nn.Module):
-            def __init__(self, m):
-                super().__init__()
-                self.m = m
-
-            def forward(self, x):
-                return self.m(x)["out"]
         model = tv.get_model(name, weights=None, weights_backbone=None, num_classes=3).eval()
-        return Out(model).eval(), ["x"], dyn, [(torch.randn(b, 3, h, w),) for b, h, w in [(1, 128, 128), (2, 96, 160)]]
+        return SegmentationOut(model).eval(), ["x"], dyn, [(torch.randn(b, 3, h, w),) for b, h, w in [(1, 128, 128), (2, 96, 160)]]
     if name in tv.list_models(module=tv.video):
         return tv.get_model(name, weights=None).eval(), ["x"], {"x": {0: "b", 2: "t", 3: "h", 4: "w"}}, \
             [(torch.randn(b, 3, t, h, w),) for b, t, h, w in [(1, 8, 112, 112), (2, 4, 96, 128)]]

@@ -79,6 +79,18 @@ def conv_model():
     return helper.make_model(helper.make_graph(nodes, "g", [x], [y], [w, big]), opset_imports=[helper.make_opsetid("", 17)])
 
 
+def conv_if_model():
+    """conv_model with an If after it: its branches' types are written inside the node."""
+    model = conv_model()
+    g = model.graph
+    g.input.append(helper.make_tensor_value_info("cond", TensorProto.BOOL, []))
+    branch = {k: helper.make_graph([helper.make_node("Relu", ["y"], ["r"])], k, [], [helper.make_tensor_value_info("r", TensorProto.FLOAT, None)])
+              for k in ("then", "else")}
+    g.node.append(helper.make_node("If", ["cond"], ["z"], then_branch=branch["then"], else_branch=branch["else"], name="if"))
+    g.output.append(helper.make_tensor_value_info("z", TensorProto.FLOAT, None))
+    return model
+
+
 class SameAsTheCommand(unittest.TestCase):
     """infer_shapes and infer_shapes_path write and report what yobx-onnx-shapes does."""
 
@@ -148,13 +160,7 @@ class SameAsTheCommand(unittest.TestCase):
         # a ModelProto comes back as its copy with the graph's value_info and outputs merged in;
         # with an If (types written inside the node) the model crosses back, its weights copied over
         plain = conv_model()
-        with_if = conv_model()
-        g = with_if.graph
-        g.input.append(helper.make_tensor_value_info("cond", TensorProto.BOOL, []))
-        branch = {k: helper.make_graph([helper.make_node("Relu", ["y"], ["r"])], k, [], [helper.make_tensor_value_info("r", TensorProto.FLOAT, None)])
-                  for k in ("then", "else")}
-        g.node.append(helper.make_node("If", ["cond"], ["z"], then_branch=branch["then"], else_branch=branch["else"], name="if"))
-        g.output.append(helper.make_tensor_value_info("z", TensorProto.FLOAT, None))
+        with_if = conv_if_model()
         for model in (plain, with_if):
             before = model.SerializeToString()
             shaped = yobx.onnx.infer_shapes(model)
@@ -181,14 +187,8 @@ class SameAsTheCommand(unittest.TestCase):
     def test_in_place_the_model_itself_becomes_what_the_copy_is(self):
         # inplace=True writes into the ModelProto given and returns it: the model the copy would be,
         # on each path (types only; an If, the model back whole; a large model without its weights)
-        with_if = conv_model()
-        g = with_if.graph
-        g.input.append(helper.make_tensor_value_info("cond", TensorProto.BOOL, []))
-        branch = {k: helper.make_graph([helper.make_node("Relu", ["y"], ["r"])], k, [], [helper.make_tensor_value_info("r", TensorProto.FLOAT, None)])
-                  for k in ("then", "else")}
-        g.node.append(helper.make_node("If", ["cond"], ["z"], then_branch=branch["then"], else_branch=branch["else"], name="if"))
-        g.output.append(helper.make_tensor_value_info("z", TensorProto.FLOAT, None))
-        g.value_info.append(helper.make_tensor_value_info("c", TensorProto.FLOAT, ["stale", 1]))  # replaced, as in the copy
+        with_if = conv_if_model()
+        with_if.graph.value_info.append(helper.make_tensor_value_info("c", TensorProto.FLOAT, ["stale", 1]))  # replaced, as in the copy
         small_if = onnx.ModelProto()
         small_if.CopyFrom(with_if)
         del small_if.graph.initializer[1]  # no payload of 1 KiB or more: the model comes back with all of it
