@@ -13,10 +13,14 @@ count=0
 for spec in "$@"; do
     prefix=${spec%%=*}
     binary=${spec#*=}
-    names=$("$binary" --list-test-cases --no-version | grep -v -e '^=*$' -e '^\[doctest\] ')
+    if ! listed=$("$binary" --list-test-cases --no-version); then
+        echo "cannot list the test cases of $binary"
+        exit 1
+    fi
+    names=$(grep -v -e '^=*$' -e '^\[doctest\] ' <<< "$listed")
     while IFS= read -r name; do
         count=$((count + 1))
-        # the discovery drops the space that ends a TEST_PREFIX on some releases: either form
+        # doctest's discovery drops the space that ends a TEST_PREFIX (2.4.9): either form
         if ! grep -qxF -e "$prefix$name" -e "${prefix% }$name" <<< "$registered"; then
             echo "not a ctest test of its own: '$prefix$name'"
             missing=$((missing + 1))
