@@ -168,13 +168,16 @@ def peak_memory(f):
 def in_process(workdir, names):
     import yobx.onnx
 
-    def best(f, n):
-        # at least n calls, and as many as 0.5 s holds (up to 200): a call of a millisecond is noisy
+    def best(f, n, setup=None):
+        # at least n calls, and as many as 0.5 s holds (up to 200): a call of a millisecond is noisy;
+        # with setup, each call is f(setup()), setup outside the time
         times = []
         while len(times) < n or (sum(times) < 0.5 and len(times) < 200):
+            argument = setup() if setup else None
             start = time.perf_counter()
-            f()
+            f(argument) if setup else f()
             times.append(time.perf_counter() - start)
+            del argument
         return min(times)
 
     def measure_tools(model):
@@ -202,17 +205,6 @@ def in_process(workdir, names):
         out.CopyFrom(model)
         return out
 
-    def best_in_place(model, n):
-        # infer_shapes(inplace=True), each call on a fresh copy of the model made (and freed) outside the time
-        times = []
-        while len(times) < n or (sum(times) < 0.5 and len(times) < 200):
-            fresh = copy_of(model)
-            start = time.perf_counter()
-            yobx.onnx.infer_shapes(fresh, inplace=True)
-            times.append(time.perf_counter() - start)
-            del fresh
-        return min(times)
-
     print(f"{'model':<22} {'nodes':>6} {'MB':>6} {'yobx ms':>9} {'(MiB)':>7} {'onnx ms':>9} {'(MiB)':>7} {'ort ms':>9} {'(MiB)':>7} "
           f"{'ort/yobx':>9} {'onnx/yobx':>9} {'copy ms':>9} {'ort/copy':>9} {'in place':>9} {'ort/inpl':>9}")
     worst = worst_in_place = None
@@ -220,7 +212,8 @@ def in_process(workdir, names):
         model = onnx.load(paths[name])
         r = measure_tools(model)
         t_c = best(lambda: copy_of(model), 5)
-        t_i = best_in_place(model, 5)
+        # in place, each call on a fresh copy of the model made (and freed) outside the time
+        t_i = best(lambda fresh: yobx.onnx.infer_shapes(fresh, inplace=True), 5, setup=lambda: copy_of(model))
         t_y, m_y = r["yobx"]
         t_o, m_o = r["onnx"]
         t_r, m_r = r["ort"]

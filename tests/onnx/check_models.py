@@ -226,11 +226,6 @@ def build(name):
         calls = [(torch.randint(0, 64, (b, s)), torch.ones(b, p + s, dtype=torch.long), *[torch.randn(b, 4, p, 8) for _ in range(2 * layers)])
                  for b, s, p in [(2, 3, 5), (1, 1, 8)]]
         return Flat(model).eval(), names, dyn, calls
-    if name in ("resnet18", "mobilenet_v3_small", "squeezenet1_0", "shufflenet_v2_x0_5", "swin_t"):
-        import torchvision
-        model = getattr(torchvision.models, name)(weights=None).eval()
-        sizes = [(2, 224, 224), (1, 160, 192), (3, 97, 131)]
-        return model, ["x"], {"x": {0: "x_dim_0", 2: "x_dim_2", 3: "x_dim_3"}}, [(torch.randn(b, 3, h, w),) for b, h, w in sizes]
     if name == "lraspp":
         import torchvision
         model = torchvision.models.segmentation.lraspp_mobilenet_v3_large(weights=None, weights_backbone=None, num_classes=4).eval()

@@ -96,13 +96,8 @@ def _light(model, size=None):
     left = [i for i, t in enumerate(graph.initializer)
             if t.ByteSize() >= _LEFT_FROM and (len(t.dims) >= 2 or (t.data_type not in _INTEGERS and sum(t.dims) > _MAX_VALUES))]
     light = onnx.ModelProto()
-    for field, value in model.ListFields():
-        if field.name != "graph":
-            _copy_field(light, field, value)
+    _copy_all_but_initializers(model, light)
     target = light.graph
-    for field, value in graph.ListFields():
-        if field.name != "initializer":
-            _copy_field(target, field, value)
     large = set(left)
     for i, t in enumerate(graph.initializer):
         copy = target.initializer.add()
@@ -122,20 +117,24 @@ def _light(model, size=None):
     return light.SerializeToString(), left
 
 
+def _copy_all_but_initializers(source, target):
+    """Every field of the ModelProto `source` into `target`, but the graph's initializers."""
+    for field, value in source.ListFields():
+        if field.name != "graph":
+            _copy_field(target, field, value)
+    for field, value in source.graph.ListFields():
+        if field.name != "initializer":
+            _copy_field(target.graph, field, value)
+
+
 def _replace_all_but_initializers(model, whole):
     for field in model.DESCRIPTOR.fields:
         if field.name != "graph":
             model.ClearField(field.name)
-    graph = model.graph
-    for field in graph.DESCRIPTOR.fields:
+    for field in model.graph.DESCRIPTOR.fields:
         if field.name != "initializer":
-            graph.ClearField(field.name)
-    for field, value in whole.ListFields():
-        if field.name != "graph":
-            _copy_field(model, field, value)
-    for field, value in whole.graph.ListFields():
-        if field.name != "initializer":
-            _copy_field(graph, field, value)
+            model.graph.ClearField(field.name)
+    _copy_all_but_initializers(whole, model)
 
 
 def _copy_field(target, field, value):
