@@ -115,21 +115,38 @@ fi
 if ! skipped fuzz; then
     echo "== fuzzing (${fuzz_seconds}s per target)"
     mkdir -p build/fuzz
-    # build the targets two at a time, then run each
+    # build the targets as many at a time as there are cores
     # a target's first line `// fuzz-link: FLAGS` gives its extra flags (the ONNX reader links ONNX)
     ls tests/fuzz/fuzz_*.cpp | xargs -P "$jobs" -I{} sh -c 'clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined \
         -fno-sanitize-recover=all -D_GLIBCXX_ASSERTIONS -Iinclude "$1" -o "build/fuzz/$(basename "$1" .cpp)" \
         $(sed -n "1s|^// fuzz-link: ||p" "$1")' sh {}
-    for target in tests/fuzz/fuzz_*.cpp; do
-        name=$(basename "$target" .cpp)
+    # then run them as many at a time as there are cores (a fuzzer runs on one), each for the same time
+    run_fuzzer() {
+        local name corpus
+        name=$(basename "$1" .cpp)
         corpus="build/fuzz/$name.corpus"
         rm -rf "$corpus"
         cp -r "tests/fuzz/corpus/${name#fuzz_}" "$corpus"
-        "./build/fuzz/$name" -max_total_time="$fuzz_seconds" -max_len=4096 -print_final_stats=0 "$corpus" \
-            > "build/fuzz/$name.log" 2>&1 || { tail -50 "build/fuzz/$name.log"; echo "fuzzer $name found a crash"; exit 1; }
-        echo "fuzzer $name: $(ls "$corpus" | wc -l) corpus entries, nothing found"
+        if "./build/fuzz/$name" -max_total_time="$fuzz_seconds" -max_len=4096 -print_final_stats=0 "$corpus" \
+            > "build/fuzz/$name.log" 2>&1; then
+            echo "fuzzer $name: $(ls "$corpus" | wc -l) corpus entries, nothing found" > "build/fuzz/$name.result"
+        else
+            { tail -50 "build/fuzz/$name.log"; echo "fuzzer $name found a crash"; } > "build/fuzz/$name.result"
+            return 1
+        fi
+    }
+    export -f run_fuzzer
+    export fuzz_seconds
+    rm -f build/fuzz/*.result
+    failed=0
+    ls tests/fuzz/fuzz_*.cpp | xargs -P "$jobs" -I{} bash -c 'run_fuzzer "$1"' sh {} || failed=1
+    for target in tests/fuzz/fuzz_*.cpp; do
+        name=$(basename "$target" .cpp)
+        cat "build/fuzz/$name.result" 2>/dev/null || echo "fuzzer $name did not run"
+        grep -q "nothing found" "build/fuzz/$name.result" 2>/dev/null || failed=1
         total=$((total + 1))
     done
+    [ "$failed" = 0 ] || exit 1
 fi
 
 if [ "$release" = bookworm ] && ! skipped trixie; then
