@@ -15,13 +15,15 @@
 // rest of the adapter does not.
 #pragma once
 
+// the first thing a compiler says with an older LibTorch
+#if !__has_include(<torch/csrc/inductor/aoti_package/model_package_loader.h>)
+#error "yobx/adapters/aoti.hpp needs LibTorch >= 2.6 (torch::inductor::AOTIModelPackageLoader in torch/csrc/inductor/aoti_package/model_package_loader.h); Debian 12's LibTorch 1.13 has none: build with Debian 13's libtorch-dev"
+#endif
+
 #include <yobx/adapters/libtorch.hpp>
 #include <yobx/pytree.hpp>
 #include <yobx/treespec_torch.hpp>
 
-#if !__has_include(<torch/csrc/inductor/aoti_package/model_package_loader.h>)
-#error "yobx/adapters/aoti.hpp needs LibTorch >= 2.6 (torch::inductor::AOTIModelPackageLoader in torch/csrc/inductor/aoti_package/model_package_loader.h); Debian 12's LibTorch 1.13 has none: build with Debian 13's libtorch-dev"
-#endif
 #include <torch/csrc/inductor/aoti_package/model_package_loader.h>
 
 #include <exception>
