@@ -54,4 +54,9 @@ case "$mode" in
   *) echo "unknown mode $mode"; exit 2 ;;
 esac
 cmake --build "$work/build" >> "$work/log" 2>&1 || { cat "$work/log"; exit 1; }
+# nor build its tool in the parent's `all` (the target is there, built when asked for)
+if [ "$mode" = subdirectory ]; then
+    grep -q 'yobx-onnx-shapes' <(cmake --build "$work/build" --target help) || { echo "no target yobx-onnx-shapes in the parent project"; exit 1; }
+    [ ! -e "$work/build/yobx/yobx-onnx-shapes" ] || { echo "yobx built yobx-onnx-shapes in the parent project's all"; exit 1; }
+fi
 "$work/build/consumer"
