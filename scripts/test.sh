@@ -71,6 +71,9 @@ run_preset() {
     # the benchmarks are built (and so checked for warnings) by the ci preset, the one they are measured with
     if [ "$preset" = ci ]; then extra+=(-DYOBX_BUILD_BENCHMARKS=ON); else extra+=(-DYOBX_BUILD_BENCHMARKS=OFF); fi
     [ "$release" = trixie ] && extra+=(-DYOBX_REQUIRE_TORCH_EXPORT=ON)
+    # the AOTInductor packages (Debian 13) are compiled once, by the ci preset's tests (Python's work,
+    # the same for every build of yobx); the other presets copy them and check them with their own C++
+    if [ "$preset" = ci ]; then extra+=(-DYOBX_AOTI_PACKAGES_FROM=); else extra+=("-DYOBX_AOTI_PACKAGES_FROM=$PWD/build/ci"); fi
     cmake --preset "$preset" "${extra[@]}" > "build/$preset.configure.log" 2>&1 || { cat "build/$preset.configure.log"; exit 1; }
     local targets=()
     [ "$scope" = debian13 ] && targets=(--target "${debian13_targets[@]}")
