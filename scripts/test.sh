@@ -45,7 +45,7 @@ skipped() { [[ "$skip" == *",$1,"* ]]; }
 
 # The sanitizer step on Debian 13 within CI (YOBX_ASAN_SCOPE=debian13): the targets and the ctest
 # regex of the tests that run yobx's C++ only there; ctest adds the fixtures they need (the models
-# scripted, the packages compiled, by Python).
+# scripted by Python, the packages copied from the ci preset's build).
 debian13_targets=(yobx-onnx-shapes observe_scripted treespec_roundtrip tiny_llm_generate tiny_llm_package)
 # the ONNX models of onnx.models there: one of each kind (a CNN, a detector with its loops and
 # NonMaxSuppression, a transformer fused by onnxruntime, quantized ones, scripted control flow)
