@@ -130,7 +130,8 @@ if ! skipped fuzz; then
         corpus="build/fuzz/$name.corpus"
         rm -rf "$corpus"
         cp -r "tests/fuzz/corpus/${name#fuzz_}" "$corpus"
-        if "./build/fuzz/$name" -max_total_time="$fuzz_seconds" -max_len=4096 -print_final_stats=0 "$corpus" \
+        if "./build/fuzz/$name" -max_total_time="$fuzz_seconds" -max_len=4096 -print_final_stats=0 \
+            -artifact_prefix="build/fuzz/$name." "$corpus" \
             > "build/fuzz/$name.log" 2>&1; then
             echo "fuzzer $name: $(ls "$corpus" | wc -l) corpus entries, nothing found" > "build/fuzz/$name.result"
         else
