@@ -55,7 +55,7 @@ case "$mode" in
 esac
 cmake --build "$work/build" >> "$work/log" 2>&1 || { cat "$work/log"; exit 1; }
 # nor build its tool in the parent's `all` (the target is there, built when asked for)
-if [ "$mode" = subdirectory ]; then
+if [ "$mode" = subdirectory ] && grep -q 'yobx: ONNX adapter and yobx-onnx-shapes ON' "$work/log"; then
     grep -q 'yobx-onnx-shapes' <(cmake --build "$work/build" --target help) || { echo "no target yobx-onnx-shapes in the parent project"; exit 1; }
     [ ! -e "$work/build/yobx/yobx-onnx-shapes" ] || { echo "yobx built yobx-onnx-shapes in the parent project's all"; exit 1; }
 fi
