@@ -1,6 +1,7 @@
 // The control case of the compile-fail harness: a complete tensor type and a
 // valid pytree build.
 #include <yobx/dense_tensor.hpp>
+#include <yobx/onnx/node_context.hpp>
 #include <yobx/observer.hpp>
 #include <yobx/pytree.hpp>
 
@@ -12,5 +13,9 @@ int main() {
     auto f = observer.wrap([](const yobx::DenseTensor& x) { return x; }, yobx::Signature{yobx::param("x")});
     f(leaves[0]);
     if (observer.check_discrepancies([](const yobx::Value<yobx::DenseTensor>& a) { return a[0][0]; }).size() != 1) return 1;
-    return leaves.size() == 2 ? 0 : 1;
+    // The node_context_temporary case with an attribute map that outlives the context.
+    const std::map<std::string, yobx::onnx::Attribute, std::less<>> attributes;
+    yobx::ShapeEnv env;
+    yobx::onnx::NodeContext ctx(env, yobx::BroadcastPolicy::new_symbol, "", "Relu", "n", 18, {}, attributes, 1);
+    return leaves.size() == 2 && ctx.output_count() == 1 ? 0 : 1;
 }

@@ -105,6 +105,10 @@ public:
                 std::size_t n_outputs)
         : env_(&env), policy_(policy), domain_(domain), op_type_(op_type), name_(name), opset_(opset), inputs_(std::move(inputs)),
           attributes_(&attributes), outputs_(n_outputs) {}
+    /// A temporary attribute map would be gone before the rule reads it: pass one that outlives the context.
+    NodeContext(ShapeEnv& env, BroadcastPolicy policy, std::string_view domain, std::string_view op_type, std::string_view name,
+                int opset, std::vector<const TensorInfo*> inputs,
+                const std::map<std::string, Attribute, std::less<>>&& attributes, std::size_t n_outputs) = delete;
 
     ShapeEnv& env() const noexcept { return *env_; }
     BroadcastPolicy policy() const noexcept { return policy_; }
