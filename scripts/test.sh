@@ -129,7 +129,7 @@ if ! skipped fuzz; then
         name=$(basename "$1" .cpp)
         corpus="build/fuzz/$name.corpus"
         rm -rf "$corpus"
-        cp -r "tests/fuzz/corpus/${name#fuzz_}" "$corpus"
+        cp -r "tests/fuzz/corpus/${name#fuzz_}" "$corpus" || return 1
         if "./build/fuzz/$name" -max_total_time="$fuzz_seconds" -max_len=4096 -print_final_stats=0 \
             -artifact_prefix="build/fuzz/$name." "$corpus" \
             > "build/fuzz/$name.log" 2>&1; then
