@@ -18,8 +18,6 @@ using namespace yobx::onnx;
 
 namespace {
 
-using Attributes = std::map<std::string, Attribute, std::less<>>;
-
 Attribute ints(std::vector<std::int64_t> v) {
     Attribute a;
     a.kind = Attribute::Kind::ints;

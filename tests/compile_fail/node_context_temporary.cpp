@@ -5,6 +5,6 @@
 int main() {
     yobx::ShapeEnv env;
     yobx::onnx::NodeContext ctx(env, yobx::BroadcastPolicy::new_symbol, "", "Relu", "n", 18, {},
-                                std::map<std::string, yobx::onnx::Attribute, std::less<>>{}, 1);
+                                yobx::onnx::Attributes{}, 1);
     return static_cast<int>(ctx.output_count()) - 1;
 }

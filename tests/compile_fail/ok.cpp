@@ -14,7 +14,7 @@ int main() {
     f(leaves[0]);
     if (observer.check_discrepancies([](const yobx::Value<yobx::DenseTensor>& a) { return a[0][0]; }).size() != 1) return 1;
     // The node_context_temporary case with an attribute map that outlives the context.
-    const std::map<std::string, yobx::onnx::Attribute, std::less<>> attributes;
+    const yobx::onnx::Attributes attributes;
     yobx::ShapeEnv env;
     yobx::onnx::NodeContext ctx(env, yobx::BroadcastPolicy::new_symbol, "", "Relu", "n", 18, {}, attributes, 1);
     return leaves.size() == 2 && ctx.output_count() == 1 ? 0 : 1;

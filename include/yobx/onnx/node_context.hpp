@@ -81,6 +81,8 @@ struct Attribute {
     std::vector<std::string> strings;
     std::optional<TensorInfo> tensor;
 };
+/// A node's attributes by name.
+using Attributes = std::map<std::string, Attribute, std::less<>>;
 
 /// A rule found nothing it could say for an output: the walk leaves the output unknown
 /// (or asks ONNX's own inference). Thrown when a needed input's rank is unknown.
@@ -101,14 +103,14 @@ class NodeContext {
 public:
     /// `attributes` is kept by address: it must outlive the context.
     NodeContext(ShapeEnv& env, BroadcastPolicy policy, std::string_view domain, std::string_view op_type, std::string_view name,
-                int opset, std::vector<const TensorInfo*> inputs, const std::map<std::string, Attribute, std::less<>>& attributes,
+                int opset, std::vector<const TensorInfo*> inputs, const Attributes& attributes,
                 std::size_t n_outputs)
         : env_(&env), policy_(policy), domain_(domain), op_type_(op_type), name_(name), opset_(opset), inputs_(std::move(inputs)),
           attributes_(&attributes), outputs_(n_outputs) {}
     /// A temporary attribute map would be gone before the rule reads it: pass one that outlives the context.
     NodeContext(ShapeEnv& env, BroadcastPolicy policy, std::string_view domain, std::string_view op_type, std::string_view name,
                 int opset, std::vector<const TensorInfo*> inputs,
-                const std::map<std::string, Attribute, std::less<>>&& attributes, std::size_t n_outputs) = delete;
+                const Attributes&& attributes, std::size_t n_outputs) = delete;
 
     ShapeEnv& env() const noexcept { return *env_; }
     BroadcastPolicy policy() const noexcept { return policy_; }
@@ -289,7 +291,7 @@ private:
     std::string_view domain_, op_type_, name_;
     int opset_;
     std::vector<const TensorInfo*> inputs_;
-    const std::map<std::string, Attribute, std::less<>>* attributes_;
+    const Attributes* attributes_;
     std::vector<std::optional<TensorInfo>> outputs_;
     std::vector<FreshSymbol> fresh_;
 };

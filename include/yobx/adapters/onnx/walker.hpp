@@ -245,7 +245,7 @@ public:
     void run_node(::onnx::NodeProto& node, Scope& scope, const std::vector<const Scope*>& scopes, const TensorInfo** slots = nullptr) {
         ++report_.nodes;
         const std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
-        std::map<std::string, Attribute, std::less<>> attributes;
+        Attributes attributes;
         for (const auto& a : node.attribute()) attributes.emplace(a.name(), attribute_of(a, node.name(), options_.model_dir));
         std::vector<const TensorInfo*> inputs;
         for (const auto& i : node.input()) inputs.push_back(i.empty() ? nullptr : lookup(i, scopes));

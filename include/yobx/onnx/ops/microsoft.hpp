@@ -155,7 +155,7 @@ inline void fused_matmul(NodeContext& ctx) {
     if (ctx.attr_int("transA", 0) && a.size() >= 2) std::swap(a[a.size() - 1], a[a.size() - 2]);
     if (ctx.attr_int("transB", 0) && b.size() >= 2) std::swap(b[b.size() - 1], b[b.size() - 2]);
     const TensorInfo ta = TensorInfo::of(ctx.elem_type(0), a), tb = TensorInfo::of(ctx.elem_type(1), b);
-    const std::map<std::string, Attribute, std::less<>> none;  // the context keeps a pointer: not a temporary
+    const Attributes none;  // the context keeps a pointer: not a temporary
     NodeContext inner(ctx.env(), ctx.policy(), ctx.domain(), "MatMul", ctx.name(), ctx.opset(), {&ta, &tb}, none, 1);
     matmul(inner);
     if (inner.outputs()[0]) ctx.set_output(0, *inner.outputs()[0]);
@@ -186,7 +186,7 @@ inline void qlinear_pool(NodeContext& ctx) {
         x.insert(x.begin() + 1, c);
     }
     const TensorInfo nchw = TensorInfo::of(ctx.elem_type(0), x);
-    std::map<std::string, Attribute, std::less<>> attributes;
+    Attributes attributes;
     for (const char* name : {"kernel_shape", "strides", "pads", "auto_pad", "ceil_mode", "dilations"})
         if (const Attribute* a = ctx.attribute(name)) attributes.emplace(name, *a);
     NodeContext inner(ctx.env(), ctx.policy(), ctx.domain(), ctx.op_type(), ctx.name(), ctx.opset(), {&nchw}, attributes, 1);
