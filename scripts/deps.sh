@@ -6,7 +6,9 @@
 #                         default libboost-dev, 1.74, has no PFR), LibTorch 1.13
 #   Debian 13 (trixie):   g++ 14, clang 19, Boost 1.83, LibTorch 2.6, and
 #                         torchvision for the torch.export tests
-# libclang-rt-dev is the sanitizer and libFuzzer runtime of the release's clang.
+# libclang-rt-dev is the sanitizer and libFuzzer runtime of the release's clang; llvm gives
+# its llvm-symbolizer, which that runtime runs to name a report's frames (LeakSanitizer's
+# suppressions match those names).
 # libonnx-dev (ONNX's protobuf classes and its own shape inference),
 # libprotobuf-dev and protobuf-compiler (ONNX's CMake package looks for protoc)
 # and libonnx-testdata (ONNX's backend node tests and the data/light networks)
@@ -17,7 +19,7 @@
 # needs to compile a .pt2 package (the package runner's test).
 # YOBX_OS_RELEASE names another os-release file (tests/check_deps.sh).
 set -euo pipefail
-yobx_common_packages=(cmake make g++ clang libclang-rt-dev doctest-dev libbenchmark-dev
+yobx_common_packages=(cmake make g++ clang libclang-rt-dev llvm doctest-dev libbenchmark-dev
                       libtorch-dev python3 python3-torch python3-sympy python3-onnx patch
                       libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata python3-dev pybind11-dev)
 

@@ -4,15 +4,18 @@
 #  2. the CI preset (-Wall -Wextra -Wpedantic -Werror): build, ctest (unit
 #     tests, compile-fail checks, consumer checks, examples, docs and, on
 #     Debian 13, the end-to-end tests with the real torch.export);
-#  3. the clang preset: the ci preset's warnings with clang++, in Debug (a third of
-#     Release's build time), without the benchmarks (the ci preset builds them),
-#     ctest without the consumer checks and the tests that run Python alone on what
-#     the ci preset's programs write the same (on Debian 12 without the LibTorch parts:
-#     LibTorch 1.13's headers do not compile with clang in C++20 mode);
-#  4. the sanitizer preset (ASan + UBSan + _GLIBCXX_ASSERTIONS): build, ctest
-#     (which replays every fuzz target's checks on generated inputs; without the
-#     compile-fail and consumer checks, which the ci preset runs with the same g++,
-#     and without the Python module, which cannot load into an uninstrumented python);
+#  3. the clang preset (Debian 13): the ci preset's warnings with clang++, at -O0 without
+#     debug information (a quarter of Release's build time), without the benchmarks (the ci
+#     preset builds them), ctest without the consumer checks and the tests that run Python
+#     alone on what the ci preset's programs write the same;
+#  4. the sanitizer preset (ASan + UBSan + _GLIBCXX_ASSERTIONS, with clang++: it compiles
+#     the sanitized build in under half of g++'s time, and with -Werror it is also the
+#     clang build of Debian 12, whose clang 14 does not compile LibTorch 1.13's headers in
+#     C++20 mode: there it is without the LibTorch parts, which Debian 13's runs with
+#     LibTorch 2.6): build, ctest (which replays every fuzz target's checks on generated
+#     inputs; without the compile-fail and consumer checks, which the ci preset runs with
+#     the machine's g++, and without the Python module, which cannot load into an
+#     uninstrumented python);
 #  4b. ThreadSanitizer on the tests that use threads (scripts/tsan.sh);
 #  5. the libFuzzer targets (tests/fuzz/fuzz_*.cpp), each for a bounded time;
 #  6. on a Debian 12 host only: this same script inside a Debian 13 root file
@@ -23,13 +26,14 @@
 #     step 6 is not needed: steps 1-5 are the Debian 13 suite.
 # Options (environment):
 #  YOBX_FUZZ_SECONDS  seconds per fuzzer (default 20)
-#  YOBX_SKIP          comma-separated steps to leave out: clang, asan, tsan, fuzz, trixie
+#  YOBX_SKIP          comma-separated steps to leave out: clang (Debian 13), asan, tsan, fuzz, trixie
 #  YOBX_TRIXIE_SKIP   what step 6 leaves out (default tsan,fuzz: the Debian 12
 #                     run covers ThreadSanitizer and the fuzzers; CI's budget)
 #  YOBX_ASAN_SCOPE    all (default): the whole sanitizer build and ctest; debian13:
 #                     only what runs the C++ of the tests that exist only on Debian 13
 #                     (the AOTInductor package checks, the scripted models observed
-#                     for torch.export, the ONNX models checked against onnxruntime),
+#                     for torch.export, the ONNX models checked against onnxruntime)
+#                     and the LibTorch adapter's tests (Debian 12's is without LibTorch),
 #                     what step 6 runs, the rest being the Debian 12 run's
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -46,18 +50,19 @@ skipped() { [[ "$skip" == *",$1,"* ]]; }
 # The sanitizer step on Debian 13 within CI (YOBX_ASAN_SCOPE=debian13): the targets and the ctest
 # regex of the tests that run yobx's C++ only there; ctest adds the fixtures they need (the models
 # scripted by Python, the packages copied from the ci preset's build).
-debian13_targets=(yobx-onnx-shapes observe_scripted treespec_roundtrip tiny_llm_generate tiny_llm_package)
+debian13_targets=(yobx-onnx-shapes observe_scripted treespec_roundtrip tiny_llm_generate tiny_llm_package yobx_libtorch_tests)
 # the ONNX models of onnx.models there: one of each kind (a CNN, a detector with its loops and
 # NonMaxSuppression, a transformer fused by onnxruntime, quantized ones, scripted control flow)
 debian13_models="resnet18;ssdlite;hf_bert+fused;tiny_llm+q4;resnet18+qdq;scripted_control;lstm"
 # every model observed; the packages checked of the kinds the runner treats apart (keywords and optional
-# inputs, the program's assertions and as_observed, strides), the others' compilation left to the ci preset
-debian13_tests='^(export[.][a-z0-9_]+[.]observe|export[.](bert|flat_decoder|convnet)[.]package_check|export[.]treespec_torch|onnx[.]models|onnx[.]models[.]observed|example[.]tiny_llm_package)$'
+# inputs, the program's assertions and as_observed, strides), the others' compilation left to the ci preset;
+# the LibTorch adapter's unit tests
+debian13_tests='^(export[.][a-z0-9_]+[.]observe|export[.](bert|flat_decoder|convnet)[.]package_check|export[.]treespec_torch|onnx[.]models|onnx[.]models[.]observed|example[.]tiny_llm_package|libtorch:.*)$'
 
 run_preset() {
     local preset=$1 log compiler=g++
     shift
-    [ "$preset" = clang ] && compiler=clang++
+    [ "$preset" != ci ] && compiler=clang++
     local scope=all what=""
     [ "$preset" = asan ] && scope=${YOBX_ASAN_SCOPE:-all}
     [ "$scope" = debian13 ] && what=": the tests that exist only on Debian 13"
@@ -68,8 +73,14 @@ run_preset() {
     # the Python module: built and tested by the ci and clang presets (the asan preset leaves it out)
     [ "$preset" != asan ] && extra+=(-DYOBX_WITH_PYTHON=ON)
     if [ "$scope" = debian13 ]; then extra+=("-DYOBX_ONNX_MODELS=$debian13_models"); else extra+=(-DYOBX_ONNX_MODELS=); fi
-    # the benchmarks are built (and so checked for warnings) by the ci preset, the one they are measured with
-    if [ "$preset" = ci ]; then extra+=(-DYOBX_BUILD_BENCHMARKS=ON); else extra+=(-DYOBX_BUILD_BENCHMARKS=OFF); fi
+    # the benchmarks are built (and so checked for warnings) on Debian 12 by the ci preset, the one they are
+    # measured with (docs/performance.md), on Debian 13 by the clang preset (bench_aoti's LibTorch 2.6
+    # included), which compiles them in a fifth of g++'s -O3 time
+    if [ "$preset" = ci ] && [ "$release" = bookworm ] || [ "$preset" = clang ]; then
+        extra+=(-DYOBX_BUILD_BENCHMARKS=ON)
+    else
+        extra+=(-DYOBX_BUILD_BENCHMARKS=OFF)
+    fi
     [ "$release" = trixie ] && extra+=(-DYOBX_REQUIRE_TORCH_EXPORT=ON)
     # the AOTInductor packages (Debian 13) are compiled once, by the ci preset's tests (Python's work,
     # the same for every build of yobx); the other presets copy them and check them with their own C++
@@ -85,10 +96,11 @@ run_preset() {
     local only=()
     case $preset in
         asan) only=(-E '^(compile_fail|consumer)[.]') ;;
-        # and what runs Python alone on files the ci preset's programs write the same (torch.export of
-        # the observed calls, yobx-export's errors, the ONNX models' export and onnxruntime's pipelines);
-        # the packages the clang-built runner checks: one of each kind, as in the sanitizer step on Debian 13
-        clang) only=(-E '^(consumer[.]|export[.](resnet18|encoder|bert|flat_decoder|patches|convnet|tiny_llm|yobx_export_errors)$|export[.](resnet18|encoder|patches)[.]package(_check)?$|onnx[.]models$|python[.]ort_pipelines$)') ;;
+        # what runs Python alone on files the ci preset's programs write the same (torch.export of the
+        # observed calls, yobx-export's errors, the ONNX models' export and onnxruntime's pipelines,
+        # SymPy's side of the decider's check), and what the sanitizer step runs of clang 19's build
+        # (the scripted models observed, the packages checked, the ONNX models against onnxruntime)
+        clang) only=(-E '^(consumer[.]|export[.]|onnx[.]models([.]observed)?$|python[.]ort_pipelines$|example[.]tiny_llm_package(_compile)?$|sym[.]sympy_agreement$)') ;;
     esac
     [ "$scope" = debian13 ] && only=(-R "$debian13_tests")
     ctest --preset "$preset" -j"$jobs" "${only[@]}" 2>&1 | tee "$log"
@@ -100,10 +112,11 @@ run_preset() {
 }
 
 run_preset ci
-if ! skipped clang; then
-    if [ "$release" = bookworm ]; then run_preset clang -DYOBX_WITH_TORCH=OFF; else run_preset clang; fi
+# Debian 12: the sanitizer preset is the clang build (both without LibTorch there)
+if [ "$release" = trixie ] && ! skipped clang; then run_preset clang; fi
+if ! skipped asan; then
+    if [ "$release" = bookworm ]; then run_preset asan -DYOBX_WITH_TORCH=OFF; else run_preset asan; fi
 fi
-skipped asan || run_preset asan
 
 if ! skipped tsan; then
     echo "== ThreadSanitizer (scripts/tsan.sh)"
