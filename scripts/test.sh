@@ -48,9 +48,9 @@ skip=",${YOBX_SKIP:-},"
 total=0
 skipped() { [[ "$skip" == *",$1,"* ]]; }
 
-# On a Debian 12 host the Debian 13 root (debootstrap, then its packages: minutes of downloading and
-# unpacking on a fresh machine, little of the CPU) is made ready in the background while Debian 12's
-# presets build; step 6 waits for it. Its log: build/trixie-prepare.log.
+# On a Debian 12 host the Debian 13 root (debootstrap, then its packages: 2.6 min on a fresh machine
+# here, of which 2.5 min of CPU that the build shares) is made ready in the background while Debian
+# 12's presets build; step 6 waits for it. Its log: build/trixie-prepare.log.
 trixie_prepare=""
 if [ "$release" = bookworm ] && ! skipped trixie; then
     mkdir -p build
