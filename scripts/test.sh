@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it. Usage: bash scripts/test.sh
 #  1. installs missing Debian packages (scripts/deps.sh, for Debian 12 or 13);
-#  2. the CI preset (-Wall -Wextra -Wpedantic -Werror): build, ctest (unit
+#  2. the CI preset (-Wall -Wextra -Wpedantic -Werror, Release: the test programs and
+#     examples at -O2, what is measured at -O3): build, ctest (unit
 #     tests, compile-fail checks, consumer checks, examples, docs and, on
 #     Debian 13, the end-to-end tests with the real torch.export);
 #  3. the clang preset (Debian 13): the ci preset's warnings with clang++, at -O0 without
-#     debug information (a quarter of Release's build time), without the benchmarks (the ci
-#     preset builds them), ctest without the consumer checks and the tests that run Python
-#     alone on what the ci preset's programs write the same;
+#     debug information (a fifth of g++'s Release time), with the benchmarks (Debian 12's
+#     ci preset builds them there), ctest without the consumer checks, the tests that run
+#     Python alone on what the ci preset's programs write the same, and what the sanitizer
+#     step runs of the same clang's build;
 #  4. the sanitizer preset (ASan + UBSan + _GLIBCXX_ASSERTIONS, with clang++: it compiles
 #     the sanitized build in under half of g++'s time, and with -Werror it is also the
 #     clang build of Debian 12, whose clang 14 does not compile LibTorch 1.13's headers in
