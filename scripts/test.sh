@@ -2,14 +2,13 @@
 # The whole test suite, as CI runs it. Usage: bash scripts/test.sh
 #  1. installs missing Debian packages (scripts/deps.sh, for Debian 12 or 13);
 #  2. the CI preset (-Wall -Wextra -Wpedantic -Werror, Release: the test programs and
-#     examples at -O2, what is measured at -O3): build, ctest (unit
+#     examples at -O2 on Debian 13, -O1 on Debian 12, what is measured at -O3): build, ctest (unit
 #     tests, compile-fail checks, consumer checks, examples, docs and, on
 #     Debian 13, the end-to-end tests with the real torch.export);
-#  3. the clang preset (Debian 13): the ci preset's warnings with clang++, at -O0 without
-#     debug information (a fifth of g++'s Release time), with the benchmarks (Debian 12's
-#     ci preset builds them there), ctest without the consumer checks, the tests that run
-#     Python alone on what the ci preset's programs write the same, and what the sanitizer
-#     step runs of the same clang's build;
+#  3. clang's front end (Debian 13): clang++ 19 with the ci preset's warnings on every translation
+#     unit, the Python module and the benchmarks included, through -fsyntax-only
+#     (scripts/clang_front_end.py; the units the sanitizer step compiles with the same clang
+#     are left to it), and the compile-fail checks with clang;
 #  4. the sanitizer preset (ASan + UBSan + _GLIBCXX_ASSERTIONS, with clang++: it compiles
 #     the sanitized build in under half of g++'s time, and with -Werror it is also the
 #     clang build of Debian 12, whose clang 14 does not compile LibTorch 1.13's headers in
@@ -18,7 +17,7 @@
 #     inputs; without the compile-fail and consumer checks, which the ci preset runs with
 #     the machine's g++, and without the Python module, which cannot load into an
 #     uninstrumented python);
-#  4b. ThreadSanitizer on the tests that use threads (scripts/tsan.sh);
+#  4b. ThreadSanitizer (clang++) on the tests that use threads (scripts/tsan.sh);
 #  5. the libFuzzer targets (tests/fuzz/fuzz_*.cpp), each for a bounded time;
 #  6. on a Debian 12 host only: this same script inside a Debian 13 root file
 #     system (created with debootstrap on first use, made ready in the background
@@ -72,33 +71,55 @@ debian13_models="resnet18;ssdlite;hf_bert+fused;tiny_llm+q4;resnet18+qdq;scripte
 # the LibTorch adapter's unit tests
 debian13_tests='^(export[.][a-z0-9_]+[.]observe|export[.](bert|flat_decoder|convnet)[.]package_check|export[.]treespec_torch|onnx[.]models|onnx[.]models[.]observed|example[.]tiny_llm_package|libtorch:.*)$'
 
-run_preset() {
-    local preset=$1 log compiler=g++
+# configure_preset PRESET [CMAKE ARGUMENTS]: prints the step's line and configures build/PRESET
+configure_preset() {
+    local preset=$1 compiler=g++
     shift
     [ "$preset" != ci ] && compiler=clang++
     local scope=all what=""
     [ "$preset" = asan ] && scope=${YOBX_ASAN_SCOPE:-all}
     [ "$scope" = debian13 ] && what=": the tests that exist only on Debian 13"
+    [ "$preset" = clang ] && what=": its front end on every translation unit, and the compile-fail checks"
     echo "== preset $preset (Debian $release, $($compiler --version | head -1))$what"
     mkdir -p build
     # everything ON: a missing test dependency fails the configure, it is not skipped
     local extra=(-DYOBX_REQUIRE_ONNX=ON -DYOBX_BUILD_TESTS=ON -DYOBX_BUILD_EXAMPLES=ON "$@")
-    # the Python module: built and tested by the ci and clang presets (the asan preset leaves it out)
+    # the Python module: built and tested by the ci preset, read by clang's front end (the asan preset leaves it out)
     [ "$preset" != asan ] && extra+=(-DYOBX_WITH_PYTHON=ON)
     if [ "$scope" = debian13 ]; then extra+=("-DYOBX_ONNX_MODELS=$debian13_models"); else extra+=(-DYOBX_ONNX_MODELS=); fi
     # the benchmarks are built (and so checked for warnings) on Debian 12 by the ci preset, the one they are
-    # measured with (docs/performance.md), on Debian 13 by the clang preset (bench_aoti's LibTorch 2.6
-    # included), which compiles them in a fifth of g++'s -O3 time
+    # measured with (docs/performance.md); on Debian 13 clang's front end reads them (bench_aoti's LibTorch 2.6 included)
     if [ "$preset" = ci ] && [ "$release" = bookworm ] || [ "$preset" = clang ]; then
         extra+=(-DYOBX_BUILD_BENCHMARKS=ON)
     else
         extra+=(-DYOBX_BUILD_BENCHMARKS=OFF)
     fi
     [ "$release" = trixie ] && extra+=(-DYOBX_REQUIRE_TORCH_EXPORT=ON)
+    # the test programs and examples of Debian 12's ci preset at -O1 (a third less compile time than -O2;
+    # the warnings of -O2's analyses come from Debian 13's g++ 14, which builds them at -O2)
+    if [ "$preset" = ci ] && [ "$release" = bookworm ]; then
+        extra+=(-DYOBX_TESTS_OPTIMIZATION=-O1)
+    else
+        extra+=(-DYOBX_TESTS_OPTIMIZATION=-O2)
+    fi
     # the AOTInductor packages (Debian 13) are compiled once, by the ci preset's tests (Python's work,
-    # the same for every build of yobx); the other presets copy them and check them with their own C++
+    # the same for every build of yobx); the sanitizer preset copies them and checks them with its own C++
     if [ "$preset" = ci ]; then extra+=(-DYOBX_AOTI_PACKAGES_FROM=); else extra+=("-DYOBX_AOTI_PACKAGES_FROM=$PWD/build/ci"); fi
     cmake --preset "$preset" "${extra[@]}" > "build/$preset.configure.log" 2>&1 || { cat "build/$preset.configure.log"; exit 1; }
+}
+
+# count_passed PRESET LOG: adds the number of tests ctest passed to the total, or stops the run
+count_passed() {
+    local n
+    n=$(sed -n 's/.*tests passed, 0 tests failed out of \([0-9]*\).*/\1/p' "$2")
+    [ -n "$n" ] || { echo "ctest ($1) did not pass"; exit 1; }
+    total=$((total + n))
+}
+
+run_preset() {
+    local preset=$1 log scope=all
+    [ "$preset" = asan ] && scope=${YOBX_ASAN_SCOPE:-all}
+    configure_preset "$preset"
     local targets=()
     [ "$scope" = debian13 ] && targets=(--target "${debian13_targets[@]}")
     cmake --build --preset "$preset" -j"$jobs" "${targets[@]}"
@@ -107,26 +128,49 @@ run_preset() {
     # machine's default compiler, g++, whatever the preset) and, in the sanitizer preset, the
     # compile-fail checks (the same g++ compiles them in the ci preset; they run nothing a sanitizer watches)
     local only=()
-    case $preset in
-        asan) only=(-E '^(compile_fail|consumer)[.]') ;;
-        # what runs Python alone on files the ci preset's programs write the same (torch.export of the
-        # observed calls, yobx-export's errors, the ONNX models' export and onnxruntime's pipelines,
-        # SymPy's side of the decider's check), and what the sanitizer step runs of clang 19's build
-        # (the scripted models observed, the packages checked, the ONNX models against onnxruntime)
-        clang) only=(-E '^(consumer[.]|export[.]|onnx[.]models([.]observed)?$|python[.]ort_pipelines$|example[.]tiny_llm_package(_compile)?$|sym[.]sympy_agreement$)') ;;
-    esac
+    [ "$preset" = asan ] && only=(-E '^(compile_fail|consumer)[.]')
     [ "$scope" = debian13 ] && only=(-R "$debian13_tests")
     ctest --preset "$preset" -j"$jobs" "${only[@]}" 2>&1 | tee "$log"
-    local n
-    n=$(sed -n 's/.*tests passed, 0 tests failed out of \([0-9]*\).*/\1/p' "$log")
-    [ -n "$n" ] || { echo "ctest ($preset) did not pass"; exit 1; }
-    total=$((total + n))
+    count_passed "$preset" "$log"
     rm -f "$log"
+}
+
+# Debian 13's clang 19: its warnings (-Werror) on every translation unit the ci preset builds, the
+# Python module and the benchmarks included, through its front end alone (scripts/clang_front_end.py:
+# clang's warnings all come from it; it takes 55 to 60% of a -O0 build's time, and runs no test a
+# second time), but for the units the sanitizer step compiles with the same clang and warnings; and,
+# beside it, the compile-fail checks, whose messages are checked for clang as for g++
+front_end() {
+    local log ctest_log skip
+    configure_preset clang -DCMAKE_EXPORT_COMPILE_COMMANDS=ON
+    skip=()
+    if ! skipped asan; then
+        if [ "${YOBX_ASAN_SCOPE:-all}" = debian13 ]; then
+            skip=(--skip "(^|/)($(IFS='|'; echo "${debian13_targets[*]}"))[.]dir/")
+        else
+            # the sanitizer preset builds everything but the Python module and the benchmarks
+            skip=(--skip '^(?!python/|benchmarks/)')
+        fi
+    fi
+    log=$(mktemp)
+    ctest_log=$(mktemp)
+    # one build at a time (RESOURCE_LOCK): on a core of its own while the front end uses the others
+    ctest --preset clang -j"$jobs" -R '^compile_fail[.]' > "$ctest_log" 2>&1 &
+    local checks=$!
+    python3 scripts/clang_front_end.py build/clang "$(( jobs > 2 ? jobs - 1 : jobs ))" "${skip[@]}" 2>&1 | tee "$log" || true
+    wait "$checks" || true
+    cat "$ctest_log"
+    local n
+    n=$(sed -n 's/^clang_front_end: \([0-9]*\) translation units, no warning.*/\1/p' "$log")
+    [ -n "$n" ] || { echo "clang's front end did not pass"; exit 1; }
+    total=$((total + n))
+    count_passed clang "$ctest_log"
+    rm -f "$log" "$ctest_log"
 }
 
 run_preset ci
 # Debian 12: the sanitizer preset is the clang build (without LibTorch there: CMake leaves 1.13 out with clang)
-if [ "$release" = trixie ] && ! skipped clang; then run_preset clang; fi
+if [ "$release" = trixie ] && ! skipped clang; then front_end; fi
 skipped asan || run_preset asan
 
 if ! skipped tsan; then
@@ -144,7 +188,7 @@ if ! skipped fuzz; then
     mkdir -p build/fuzz
     # build the targets as many at a time as there are cores
     # a target's first line `// fuzz-link: FLAGS` gives its extra flags (the ONNX reader links ONNX)
-    ls tests/fuzz/fuzz_*.cpp | xargs -P "$jobs" -I{} sh -c 'clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined \
+    ls tests/fuzz/fuzz_*.cpp | xargs -P "$jobs" -I{} sh -c 'clang++ -std=c++20 -O1 -gline-tables-only -fsanitize=fuzzer,address,undefined \
         -fno-sanitize-recover=all -D_GLIBCXX_ASSERTIONS -Iinclude "$1" -o "build/fuzz/$(basename "$1" .cpp)" \
         $(sed -n "1s|^// fuzz-link: ||p" "$1")' sh {}
     # then run them as many at a time as there are cores (a fuzzer runs on one), each for the same time

