@@ -60,6 +60,7 @@ def main():
     except OSError as e:
         sys.exit(f"clang_front_end: cannot read {database} ({e.strerror}): configure with "
                  "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON")
+    compiler = os.path.basename(syntax_only(entries[0])[0]) if entries else "no compiler"
     entries = [e for e in entries if f"{os.sep}compile_fail{os.sep}" not in e["file"]]
     if skip:
         entries = [e for e in entries if not skip.search(e.get("output", ""))]
@@ -71,7 +72,6 @@ def main():
             if status != 0 or output.strip():
                 failed += 1
                 print(f"clang_front_end: {os.path.relpath(file)}: exit status {status}\n{shlex.join(command)}\n{output}")
-    compiler = os.path.basename(syntax_only(entries[0])[0]) if entries else "?"
     if failed:
         sys.exit(f"clang_front_end: {failed} of {len(entries)} translation units failed ({compiler} -fsyntax-only)")
     print(f"clang_front_end: {len(entries)} translation units, no warning ({compiler} -fsyntax-only)")

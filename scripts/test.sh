@@ -141,15 +141,15 @@ run_preset() {
 # second time), but for the units the sanitizer step compiles with the same clang and warnings; and,
 # beside it, the compile-fail checks, whose messages are checked for clang as for g++
 front_end() {
-    local log ctest_log skip
+    local log ctest_log
     configure_preset clang -DCMAKE_EXPORT_COMPILE_COMMANDS=ON
-    skip=()
+    local left=()  # the units left to the sanitizer step
     if ! skipped asan; then
         if [ "${YOBX_ASAN_SCOPE:-all}" = debian13 ]; then
-            skip=(--skip "(^|/)($(IFS='|'; echo "${debian13_targets[*]}"))[.]dir/")
+            left=(--skip "(^|/)($(IFS='|'; echo "${debian13_targets[*]}"))[.]dir/")
         else
             # the sanitizer preset builds everything but the Python module and the benchmarks
-            skip=(--skip '^(?!python/|benchmarks/)')
+            left=(--skip '^(?!python/|benchmarks/)')
         fi
     fi
     log=$(mktemp)
@@ -157,7 +157,7 @@ front_end() {
     # one build at a time (RESOURCE_LOCK): on a core of its own while the front end uses the others
     ctest --preset clang -j"$jobs" -R '^compile_fail[.]' > "$ctest_log" 2>&1 &
     local checks=$!
-    python3 scripts/clang_front_end.py build/clang "$(( jobs > 2 ? jobs - 1 : jobs ))" "${skip[@]}" 2>&1 | tee "$log" || true
+    python3 scripts/clang_front_end.py build/clang "$(( jobs > 2 ? jobs - 1 : jobs ))" "${left[@]}" 2>&1 | tee "$log" || true
     wait "$checks" || true
     cat "$ctest_log"
     local n
