@@ -64,7 +64,7 @@ def main():
     entries = [e for e in entries if f"{os.sep}compile_fail{os.sep}" not in e["file"]]
     if skip:
         entries = [e for e in entries if not skip.search(e.get("output", ""))]
-    # the longest first (the unity batches, LibTorch's units), so that the last ones are short
+    # the unity batches (the longest units) first, so that the last ones to finish are shorter
     entries.sort(key=lambda e: ("Unity" not in e["file"], e["file"]))
     failed = 0
     with ThreadPoolExecutor(max_workers=jobs) as pool:

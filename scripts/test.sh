@@ -71,13 +71,18 @@ debian13_models="resnet18;ssdlite;hf_bert+fused;tiny_llm+q4;resnet18+qdq;scripte
 # the LibTorch adapter's unit tests
 debian13_tests='^(export[.][a-z0-9_]+[.]observe|export[.](bert|flat_decoder|convnet)[.]package_check|export[.]treespec_torch|onnx[.]models|onnx[.]models[.]observed|example[.]tiny_llm_package|libtorch:.*)$'
 
+# scope_of PRESET: what of the preset runs, all or debian13 (YOBX_ASAN_SCOPE, for the sanitizer preset)
+scope_of() {
+    if [ "$1" = asan ]; then echo "${YOBX_ASAN_SCOPE:-all}"; else echo all; fi
+}
+
 # configure_preset PRESET [CMAKE ARGUMENTS]: prints the step's line and configures build/PRESET
 configure_preset() {
     local preset=$1 compiler=g++
     shift
     [ "$preset" != ci ] && compiler=clang++
-    local scope=all what=""
-    [ "$preset" = asan ] && scope=${YOBX_ASAN_SCOPE:-all}
+    local scope what=""
+    scope=$(scope_of "$preset")
     [ "$scope" = debian13 ] && what=": the tests that exist only on Debian 13"
     [ "$preset" = clang ] && what=": its front end on every translation unit, and the compile-fail checks"
     echo "== preset $preset (Debian $release, $($compiler --version | head -1))$what"
@@ -117,8 +122,8 @@ count_passed() {
 }
 
 run_preset() {
-    local preset=$1 log scope=all
-    [ "$preset" = asan ] && scope=${YOBX_ASAN_SCOPE:-all}
+    local preset=$1 log scope
+    scope=$(scope_of "$preset")
     configure_preset "$preset"
     local targets=()
     [ "$scope" = debian13 ] && targets=(--target "${debian13_targets[@]}")
@@ -145,7 +150,7 @@ front_end() {
     configure_preset clang -DCMAKE_EXPORT_COMPILE_COMMANDS=ON
     local left=()  # the units left to the sanitizer step
     if ! skipped asan; then
-        if [ "${YOBX_ASAN_SCOPE:-all}" = debian13 ]; then
+        if [ "$(scope_of asan)" = debian13 ]; then
             left=(--skip "(^|/)($(IFS='|'; echo "${debian13_targets[*]}"))[.]dir/")
         else
             # the sanitizer preset builds everything but the Python module and the benchmarks
