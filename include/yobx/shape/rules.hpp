@@ -676,6 +676,7 @@ Shape unsqueeze(const Shape& input, const std::vector<std::int64_t>& axes) {
         one[i] = true;
     }
     Shape out;
+    out.reserve(one.size());
     std::size_t next = 0;
     for (std::size_t i = 0; i < one.size(); ++i) out.push_back(one[i] ? SymInt(1) : input[next++]);
     return out;
@@ -699,6 +700,7 @@ Shape transpose(const Shape& input, std::optional<std::vector<std::int64_t>> per
         detail::fail("Transpose", "perm " + detail::format_ints(*perm) + " is not a permutation of the " +
                                       std::to_string(rank) + " axes of input shape " + format_shape(input));
     Shape out;
+    out.reserve(perm->size());
     for (std::int64_t p : *perm) out.push_back(input[static_cast<std::size_t>(p)]);
     return out;
 }
@@ -714,8 +716,10 @@ Shape matmul(ShapeEnv& env, const Shape& a, const Shape& b, BroadcastPolicy poli
              source_location where = source_location::current()) {
     if (a.empty() || b.empty())
         detail::fail("MatMul", "operands must have rank >= 1, got shapes " + format_shape(a) + " and " + format_shape(b));
-    const Shape a2 = a.size() == 1 ? Shape{1, a[0]} : a;
-    const Shape b2 = b.size() == 1 ? Shape{b[0], 1} : b;
+    // a 1-D operand as a matrix; a larger one as it is (not copied)
+    const Shape a1 = a.size() == 1 ? Shape{1, a[0]} : Shape{}, b1 = b.size() == 1 ? Shape{b[0], 1} : Shape{};
+    const Shape& a2 = a.size() == 1 ? a1 : a;
+    const Shape& b2 = b.size() == 1 ? b1 : b;
     const SymInt& ka = a2[a2.size() - 1];
     const SymInt& kb = b2[b2.size() - 2];
     detail::require_equal(
@@ -726,6 +730,7 @@ Shape matmul(ShapeEnv& env, const Shape& a, const Shape& b, BroadcastPolicy poli
         },
         where);
     Shape out = infer_size(env, Shape(a2.begin(), a2.end() - 2), Shape(b2.begin(), b2.end() - 2), policy, "MatMul", where);
+    out.reserve(out.size() + 2);
     if (a.size() > 1) out.push_back(a2[a2.size() - 2]);
     if (b.size() > 1) out.push_back(b2[b2.size() - 1]);
     return out;

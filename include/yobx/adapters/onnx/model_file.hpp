@@ -304,24 +304,24 @@ private:
             }
             Stripped s;
             s.index = index++;
-            std::string tensor;
-            const auto strip = light_tensor(f.data, f.end, tensor, s);
+            const auto strip = light_tensor(f.data, f.end, s);
             if (!strip) return false;
             if (!*strip) {
                 out.append(f.begin, f.end);
                 continue;
             }
-            put_bytes(out, 5, tensor);
+            put_bytes(out, 5, tensor_);
             stripped_.push_back(std::move(s));
         }
         return true;
     }
 
-    /// Whether the tensor's payload is left out (then `out` holds the rest of its fields);
-    /// nullopt when the pass does not follow the tensor.
-    std::optional<bool> light_tensor(const char* p, const char* end, std::string& out, Stripped& s) const {
+    /// Whether the tensor's payload is left out (then `tensor_` holds the rest of its fields,
+    /// and `s` its name and payload); nullopt when the pass does not follow the tensor.
+    std::optional<bool> light_tensor(const char* p, const char* end, Stripped& s) {
         using namespace detail::wire;
         Field f;
+        std::string_view name;
         std::size_t rank = 0, payload = 0;
         std::int64_t count = 1;
         std::uint64_t data_type = 0;
@@ -331,7 +331,8 @@ private:
             ++rank;
             if (v < 0 || __builtin_mul_overflow(count, v, &count)) valid_dims = false;
         };
-        std::vector<Field> fields;
+        std::vector<Field>& fields = fields_;  // kept from tensor to tensor: no allocation each
+        fields.clear();
         while (p < end) {
             if (!next_field(p, end, f)) return std::nullopt;
             if (f.number == tensor_dims) {
@@ -346,7 +347,7 @@ private:
             } else if (f.number == tensor_data_type && f.type == wire_varint) {
                 data_type = f.value;
             } else if (f.number == tensor_name && f.type == wire_bytes) {
-                s.name.assign(f.data, f.end);
+                name = std::string_view(f.data, static_cast<std::size_t>(f.end - f.data));
             }
             const int element = payload_element(f.number);
             if (element >= 0) {
@@ -360,9 +361,11 @@ private:
         const bool integer = data_type == ::onnx::TensorProto::INT32 || data_type == ::onnx::TensorProto::INT64;
         const bool unread = rank >= 2 || (count > SymTensor::max_values && !integer);
         if (!valid_dims || !unread || payload < left_from_) return false;
+        s.name.assign(name);
+        tensor_.clear();
         for (const auto& x : fields) {
             if (payload_element(x.number) >= 0) s.payload.emplace_back(x.begin, static_cast<std::size_t>(x.end - x.begin));
-            else out.append(x.begin, x.end);
+            else tensor_.append(x.begin, x.end);
         }
         return true;
     }
@@ -468,6 +471,10 @@ private:
     std::unique_ptr<google::protobuf::Arena> arena_ = std::make_unique<google::protobuf::Arena>(arena_options());
     ::onnx::ModelProto* model_ = google::protobuf::Arena::CreateMessage<::onnx::ModelProto>(arena_.get());
     std::vector<Stripped> stripped_;
+    // the light pass's scratch, reused from one initializer to the next: a tensor's fields, and
+    // the fields of one whose payload is left out
+    std::vector<detail::wire::Field> fields_;
+    std::string tensor_;
 };
 
 }  // namespace yobx::onnx

@@ -248,6 +248,7 @@ public:
         Attributes attributes;
         for (const auto& a : node.attribute()) attributes.emplace(a.name(), attribute_of(a, node.name(), options_.model_dir));
         std::vector<const TensorInfo*> inputs;
+        inputs.reserve(static_cast<std::size_t>(node.input_size()));
         for (const auto& i : node.input()) inputs.push_back(i.empty() ? nullptr : lookup(i, scopes));
         NodeContext ctx(env_, policy_, domain, node.op_type(), node.name(), opset_of(domain), inputs, attributes,
                         static_cast<std::size_t>(node.output_size()));

@@ -78,6 +78,7 @@ inline Shape broadcast_shapes(NodeContext& ctx, const std::vector<Shape>& shapes
 /// The multidirectional broadcast of the given inputs' shapes (ONNX's Add, Where, Max...).
 inline Shape broadcast_inputs(NodeContext& ctx, std::initializer_list<std::size_t> which) {
     std::vector<Shape> shapes;
+    shapes.reserve(which.size());
     for (std::size_t i : which)
         if (ctx.has_input(i)) shapes.push_back(ctx.shape(i));
     return broadcast_shapes(ctx, shapes);

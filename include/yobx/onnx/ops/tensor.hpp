@@ -241,6 +241,7 @@ inline void transpose(NodeContext& ctx) {
 /// Concat(axis); values concatenated when every input has them.
 inline void concat(NodeContext& ctx) {
     std::vector<Shape> shapes;
+    shapes.reserve(ctx.input_count());
     for (std::size_t i = 0; i < ctx.input_count(); ++i)
         if (ctx.has_input(i)) shapes.push_back(ctx.shape(i));
     if (shapes.empty()) ctx.fail("no inputs");
