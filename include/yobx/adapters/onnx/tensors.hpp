@@ -110,11 +110,10 @@ inline TensorInfo tensor_info(const ::onnx::TensorProto& t, std::string_view wha
         if (d < 0) throw value_error(std::string(what) + " has a negative dimension " + std::to_string(d));
         shape.push_back(d);
     }
-    const std::size_t rank = shape.size();
     info.shape = std::move(shape);
     const auto n = element_count(t.dims());
     if (!n) throw value_error(std::string(what) + ": the element count of its dims overflows");
-    if (*n > SymTensor::max_values || rank > 1) return info;
+    if (*n > SymTensor::max_values || t.dims_size() > 1) return info;
     const bool external = t.data_location() == ::onnx::TensorProto::EXTERNAL;
     if (external) {
         const std::size_t width = t.data_type() == elem::int64 ? 8 : t.data_type() == elem::int32 ? 4 : 0;

@@ -75,6 +75,15 @@ inline Shape broadcast_shapes(NodeContext& ctx, const std::vector<Shape>& shapes
     return guarded(ctx, run, [&] { return broadcast_each_axis(ctx, shapes, "broadcast the ShapeEnv could not decide"); });
 }
 
+/// The shapes of the node's present inputs, in order (an absent optional input left out).
+inline std::vector<Shape> present_input_shapes(const NodeContext& ctx) {
+    std::vector<Shape> shapes;
+    shapes.reserve(ctx.input_count());
+    for (std::size_t i = 0; i < ctx.input_count(); ++i)
+        if (ctx.has_input(i)) shapes.push_back(ctx.shape(i));
+    return shapes;
+}
+
 /// The multidirectional broadcast of the given inputs' shapes (ONNX's Add, Where, Max...).
 inline Shape broadcast_inputs(NodeContext& ctx, std::initializer_list<std::size_t> which) {
     std::vector<Shape> shapes;

@@ -199,10 +199,7 @@ inline void greater_or_equal(NodeContext& ctx) {
 /// Max, Min, Sum, Mean: the broadcast of every input; Max, Min and Sum keep values.
 template <class F>
 void variadic(NodeContext& ctx, F f) {
-    std::vector<Shape> shapes;
-    for (std::size_t i = 0; i < ctx.input_count(); ++i)
-        if (ctx.has_input(i)) shapes.push_back(ctx.shape(i));
-    Shape out = broadcast_shapes(ctx, shapes);
+    Shape out = broadcast_shapes(ctx, present_input_shapes(ctx));
     std::optional<std::vector<SymInt>> v;
     if (out.size() <= 1 && ctx.values(0)) {
         v = **ctx.values(0);

@@ -240,10 +240,7 @@ inline void transpose(NodeContext& ctx) {
 
 /// Concat(axis); values concatenated when every input has them.
 inline void concat(NodeContext& ctx) {
-    std::vector<Shape> shapes;
-    shapes.reserve(ctx.input_count());
-    for (std::size_t i = 0; i < ctx.input_count(); ++i)
-        if (ctx.has_input(i)) shapes.push_back(ctx.shape(i));
+    const std::vector<Shape> shapes = present_input_shapes(ctx);
     if (shapes.empty()) ctx.fail("no inputs");
     const std::int64_t axis = ctx.attr_int("axis", ctx.opset() < 4 ? 1 : std::numeric_limits<std::int64_t>::min());
     if (axis == std::numeric_limits<std::int64_t>::min()) ctx.fail("attribute 'axis' is required");
