@@ -233,6 +233,33 @@ TEST_CASE("infer_shapes_serialized's errors are infer_shapes' and ModelFile's, n
     CHECK(error_of([&] { (void)yobx::onnx::infer_shapes_serialized(no_graph.SerializeAsString(), {}); }) == "'<bytes>' has no graph");
 }
 
+TEST_CASE("a malformed initializer or tensor attribute is an error naming it (and the attribute's node)") {
+    const auto error_with_dims = [](bool as_attribute, std::vector<std::int64_t> dims) {
+        ::onnx::ModelProto m = model_with();
+        auto& g = *m.mutable_graph();
+        value(g.add_input(), "x", {"2"});
+        ::onnx::TensorProto* t = nullptr;
+        if (as_attribute) {
+            auto* a = add_node(g, "Constant", {}, "c")->add_attribute();
+            a->set_name("value");
+            a->set_type(::onnx::AttributeProto::TENSOR);
+            t = a->mutable_t();
+        } else {
+            t = g.add_initializer();
+            t->set_name("c");
+        }
+        t->set_data_type(::onnx::TensorProto::FLOAT);
+        for (auto d : dims) t->add_dims(d);
+        add_node(g, "Add", {"x", "c"}, "y");
+        g.add_output()->set_name("y");
+        return error_of([&] { (void)yobx::onnx::infer_shapes(m); });
+    };
+    CHECK(error_with_dims(false, {2, -1}) == "initializer 'c' has a negative dimension -1");
+    CHECK(error_with_dims(false, {std::int64_t{1} << 40, std::int64_t{1} << 40}) == "initializer 'c': the element count of its dims overflows");
+    CHECK(error_with_dims(true, {-3}) == "attribute 'value' of node 'c' has a negative dimension -3");
+    CHECK(error_with_dims(true, {std::int64_t{1} << 62, 4}) == "attribute 'value' of node 'c': the element count of its dims overflows");
+}
+
 TEST_CASE("ModelFile::view reads bytes it does not copy, and saves with the payloads put back") {
     const std::string bytes = conv_model().SerializeAsString();
     auto file = yobx::onnx::ModelFile::view(bytes);

@@ -97,22 +97,34 @@ inline std::string external_bytes(const ::onnx::TensorProto& t, const std::files
     return bytes;
 }
 
+/// A tensor as an error names it: `initializer 'w'`, `attribute 'value' of node 'n'`; the text
+/// is built only for an error, not for every initializer of a model.
+struct TensorName {
+    std::string_view kind;  // "initializer" or "attribute"
+    std::string_view name;
+    std::optional<std::string_view> node = {};  // an attribute's node
+    std::string str() const {
+        std::string out = std::string(kind) + " '" + std::string(name) + "'";
+        return node ? out + " of node '" + std::string(*node) + "'" : out;
+    }
+};
+
 /// What inference needs of an initializer or a tensor attribute: type, dims, and the
 /// contents of a small integer or floating-point tensor stored in the model itself.
 /// External data is read only for a small integer tensor and only given the model's
 /// directory (external_bytes); any other external tensor is known by its dims alone.
-inline TensorInfo tensor_info(const ::onnx::TensorProto& t, std::string_view what, const std::filesystem::path& dir = {}) {
+inline TensorInfo tensor_info(const ::onnx::TensorProto& t, const TensorName& what, const std::filesystem::path& dir = {}) {
     TensorInfo info;
     info.elem_type = t.data_type();
     Shape shape;
     shape.reserve(static_cast<std::size_t>(t.dims_size()));
     for (auto d : t.dims()) {
-        if (d < 0) throw value_error(std::string(what) + " has a negative dimension " + std::to_string(d));
+        if (d < 0) throw value_error(what.str() + " has a negative dimension " + std::to_string(d));
         shape.push_back(d);
     }
     info.shape = std::move(shape);
     const auto n = element_count(t.dims());
-    if (!n) throw value_error(std::string(what) + ": the element count of its dims overflows");
+    if (!n) throw value_error(what.str() + ": the element count of its dims overflows");
     if (*n > SymTensor::max_values || t.dims_size() > 1) return info;
     const bool external = t.data_location() == ::onnx::TensorProto::EXTERNAL;
     if (external) {
@@ -121,7 +133,7 @@ inline TensorInfo tensor_info(const ::onnx::TensorProto& t, std::string_view wha
         ::onnx::TensorProto inline_copy;
         inline_copy.set_data_type(t.data_type());
         *inline_copy.mutable_dims() = t.dims();
-        inline_copy.set_raw_data(external_bytes(t, dir, static_cast<std::size_t>(*n) * width, what));
+        inline_copy.set_raw_data(external_bytes(t, dir, static_cast<std::size_t>(*n) * width, what.str()));
         return tensor_info(inline_copy, what);
     }
     const bool raw = t.has_raw_data();
@@ -171,7 +183,7 @@ inline Attribute attribute_of(const ::onnx::AttributeProto& a, std::string_view 
         case A::STRINGS: out.kind = Attribute::Kind::strings; out.strings.assign(a.strings().begin(), a.strings().end()); break;
         case A::TENSOR:
             out.kind = Attribute::Kind::tensor;
-            out.tensor = tensor_info(a.t(), "attribute '" + a.name() + "' of node '" + std::string(node) + "'", dir);
+            out.tensor = tensor_info(a.t(), TensorName{"attribute", a.name(), node}, dir);
             break;
         case A::GRAPH: out.kind = Attribute::Kind::graph; break;
         default: break;

@@ -115,7 +115,7 @@ public:
     void walk(::onnx::GraphProto& g, Scope& scope, std::vector<const Scope*> outer, Produced* produced = nullptr) {
         scope.reserve(scope.size() + static_cast<std::size_t>(g.initializer_size() + g.input_size() + 2 * g.node_size()));
         for (const auto& init : g.initializer())
-            scope[init.name()] = tensor_info(init, "initializer '" + init.name() + "'", options_.model_dir);
+            scope[init.name()] = tensor_info(init, TensorName{"initializer", init.name()}, options_.model_dir);
         for (const auto& in : g.input()) {
             if (scope.count(in.name())) continue;
             // a sequence, map or optional input is a value of unknown shape
