@@ -344,6 +344,28 @@ TEST_CASE("slice handles negative indices, clamping, steps and symbolic bounds")
     CHECK(str(shape::slice(d.env, x, {4}, {2})) == "[0, b, 10]");
 }
 
+TEST_CASE("Slice reads an index of magnitude 2^62 or more as an end of the dimension, and a step that large as one element at most") {
+    ShapeEnv env;
+    const SymInt w = env.create_symbol("w", 5, ValueRange::at_least(1));
+    const std::int64_t far = std::int64_t{1} << 62;
+    const auto one = [](std::int64_t v) { return std::vector<std::int64_t>{v}; };
+    // torch.onnx's flip: starts -1, ends -INT64_MAX, steps -1 reverses the whole dimension
+    CHECK(str(shape::slice(env, {w}, {-1}, {-int_max}, std::nullopt, one(-1))) == "[w]");
+    CHECK(str(shape::slice(env, {w}, {-1}, {-far}, std::nullopt, one(-2))) == "[(w + 1)//2]");
+    CHECK(str(shape::slice(env, {w}, {int_max - 5}, {-int_max}, std::nullopt, one(-1))) == "[w]");
+    CHECK(str(shape::slice(env, {w}, {-int_max}, {far}, std::nullopt, one(2))) == "[(w + 1)//2]");
+    CHECK(str(shape::slice(env, {w}, {far}, {0}, std::nullopt, one(1))) == "[0]");
+    CHECK(str(shape::slice(env, {w}, {-far}, {0}, std::nullopt, one(-1))) == "[0]");
+    // below 2^62 an end stays compared with the dimension, which has no upper bound
+    CHECK(str(shape::slice(env, {w}, {0}, {far - 1})) == "[Min(4611686018427387903, w)]");
+    // a step past every dimension takes the first element of a non-empty slice
+    CHECK(str(shape::slice(env, {w}, {0}, {int_max}, std::nullopt, one(int_max))) == "[1]");
+    CHECK(str(shape::slice(env, {w}, {-1}, {int_min}, std::nullopt, one(int_min))) == "[1]");
+    CHECK(str(shape::slice(env, {w}, {2}, {int_max}, std::nullopt, one(far))) == "[Min(1, w - Min(2, w))]");
+    const Shape from_two = shape::slice(env, {w}, {2}, {int_max}, std::nullopt, one(far));
+    for (const std::int64_t v : {1, 2, 3, 100}) CHECK(from_two[0].evaluate_with({{"w", v}}) == (v > 2 ? 1 : 0));
+}
+
 TEST_CASE("Slice with a negative step clamps a start before the first element to 0, as ONNX does (numpy takes nothing)") {
     // ONNX's shape inference gives [1] for starts=-2, ends=INT64_MIN, steps=-2 on [1]; numpy's x[-2::-2] is empty
     ShapeEnv env;

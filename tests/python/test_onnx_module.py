@@ -388,6 +388,19 @@ class EvaluateShapes(unittest.TestCase):
         # a dim_param that is not an expression is found by its text
         self.assertEqual(yobx.onnx.evaluate_shapes(onnx.load(model_path("names")), {"batch size": 3}, infer=False)["p"][0], 3)
 
+    def test_a_flip_as_torch_onnx_writes_it_is_the_whole_dim(self):
+        # torch.flip: Slice(starts -1, ends -INT64_MAX, steps -1); once written with the constant
+        # 9223372036854775806 in the dim, which no evaluation at any size survived
+        int64_max = 2**63 - 1
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "w"])
+        bounds = [helper.make_tensor(n, TensorProto.INT64, [1], [v]) for n, v in [("s", -1), ("e", -int64_max), ("a", 1), ("p", -1)]]
+        graph = helper.make_graph([helper.make_node("Slice", ["x", "s", "e", "a", "p"], ["y"], name="flip")], "flip", [x],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], initializer=bounds)
+        shaped = yobx.onnx.infer_shapes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+        y = shaped.graph.output[0].type.tensor_type
+        self.assertEqual((y.elem_type, [d.dim_param for d in y.shape.dim]), (TensorProto.FLOAT, ["batch", "w"]))
+        self.assertEqual(yobx.onnx.evaluate_shapes(shaped, {"batch": 2, "w": 7}, infer=False)["y"], (2, 7))
+
 
 class Memory(unittest.TestCase):
     """yobx.onnx.memory gives the memory section the command's --memory report holds."""

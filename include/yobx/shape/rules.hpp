@@ -123,14 +123,26 @@ void require_equal(ShapeEnv& env, const SymInt& a, const SymInt& b, std::string_
     env.check(a == b, std::string(op) + ": " + what(), where);
 }
 
+/// An index of this magnitude or more is past every dimension: a tensor of 2^62 elements would
+/// take 4 EiB. Exporters write INT64_MAX, INT64_MIN and -INT64_MAX (torch.onnx's flip) for "to
+/// the end"; compared with a dimension that has no upper bound, they would stay in the dims as
+/// Max(9223372036854775806, d), which no evaluation in int64 survives.
+inline constexpr std::int64_t past_every_dim = std::int64_t{1} << 62;
+
+/// Whether `v` is a constant index at or past either end of every dimension.
+inline bool beyond_every_dim(const SymInt& v) {
+    const auto c = v.maybe_constant();
+    return c && (*c >= past_every_dim || *c <= -past_every_dim);
+}
+
 /// Min(Max(v, lo), hi), without Max/Min where the ShapeEnv proves them useless.
 /// When hi < lo (an empty dimension's [0, -1]) the result is hi.
 template <class = void>
 SymInt clamp(const ShapeEnv& env, const SymInt& v, const SymInt& lo, const SymInt& hi) {
-    // INT64_MAX and INT64_MIN mean "to the end": no dimension goes past them.
+    // an index past every dimension (beyond_every_dim) is one of its ends, compared with nothing
     const auto c = v.maybe_constant();
-    const bool lowest = c == std::numeric_limits<std::int64_t>::min();  // compared with nothing: it would overflow
-    if (c == std::numeric_limits<std::int64_t>::max() || (!lowest && env.statically_known_true(v >= hi))) return hi;
+    const bool lowest = c && *c <= -past_every_dim;
+    if ((c && *c >= past_every_dim) || (!lowest && env.statically_known_true(v >= hi))) return hi;
     const bool at_lo = lowest || env.statically_known_true(v <= lo), above_lo = !at_lo && env.statically_known_true(v >= lo);
     SymInt x = at_lo ? lo : above_lo ? v : sym_max(v, lo);
     // Max(v, lo) <= hi when both are: asked term by term, which the ShapeEnv decides more often
@@ -561,7 +573,8 @@ Shape reshape(ShapeEnv& env, const Shape& input, const Shape& target, bool allow
 /// the dimension, [0, d] for a positive step; for a negative step, which walks
 /// backwards, the start to [0, d - 1] and the end to [-1, d - 1] (numpy differs:
 /// a backward start before the first element takes nothing, ONNX takes that
-/// element). INT64_MAX / INT64_MIN as an end mean "to the end". Starts and ends
+/// element). An index of magnitude 2^62 or more (INT64_MAX, INT64_MIN, -INT64_MAX)
+/// means "to the end": no dimension reaches it (detail::past_every_dim). Starts and ends
 /// may be symbolic; a symbolic index whose sign ranges cannot tell is decided
 /// by the ShapeEnv. Steps are constants.
 ///   slice(env, {a, b}, {1}, {INT64_MAX}, {{1}})  is [a, b - 1]  (b >= 1)
@@ -589,9 +602,7 @@ Shape slice(ShapeEnv& env, const Shape& input, const Shape& starts, const Shape&
         if (step == 0) detail::fail("Slice", "step 0 at axis " + std::to_string(ax) + " for input shape " + format_shape(input));
         const SymInt& d = input[idx];
         const auto normalized = [&](const SymInt& v) {
-            const auto c = v.maybe_constant();
-            if (c == std::numeric_limits<std::int64_t>::max() || c == std::numeric_limits<std::int64_t>::min())
-                return v;  // clamp() maps them to the ends
+            if (detail::beyond_every_dim(v)) return v;  // clamp() maps it to an end
             return env.evaluate(v < 0, where) ? env.simplify(v + d) : v;
         };
         SymInt start = normalized(starts[k]), end = normalized(ends[k]);
@@ -611,7 +622,9 @@ Shape slice(ShapeEnv& env, const Shape& input, const Shape& starts, const Shape&
             end = detail::clamp(env, end, -1, d - 1);  // -1: up to the first element included
             distance = start - end;
         }
-        const SymInt length = floordiv(distance - 1, magnitude) + 1;
+        // a step past every dimension takes the first element, if any: Min(distance, 1), which the
+        // division by it would write with constants no evaluation in int64 survives
+        const SymInt length = magnitude >= detail::past_every_dim ? sym_min(distance, 1) : floordiv(distance - 1, magnitude) + 1;
         out[idx] = detail::at_least_zero(env, env.simplify(length));
     }
     return out;
