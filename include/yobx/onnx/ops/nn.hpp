@@ -62,7 +62,12 @@ inline Shape window_output(NodeContext& ctx, const Shape& in, const std::vector<
             if (ceil_mode && (__builtin_sub_overflow(ek, s, &room) || pads[i + n] > room)) {
                 const SymBool starts_in_pad = (o - 1) * s >= d + pads[i];
                 if (ctx.env().statically_known_true(starts_in_pad)) o = ctx.simplify(o - 1);
-                else if (!ctx.env().statically_known_true(!starts_in_pad)) o = ctx.fresh("ceil_mode window the ShapeEnv could not place");
+                // for some sizes only, as the ShapeEnv sees it: with o - 1 = ceil(total / s) and
+                // c = ceil((d + pads_begin) / s), the window starts there exactly when o - 1 >= c, and
+                // total = d + pads_begin - (ek - pads_end). pads_end > ek: o - 1 >= c for every size,
+                // o - 1 windows; else 0 <= ek - pads_end < s puts o - 1 at c - 1 or c: c windows.
+                else if (!ctx.env().statically_known_true(!starts_in_pad))
+                    o = ctx.simplify(pads[i + n] > ek ? o - 1 : ceil_div(d + pads[i], s));
             }
             out.push_back(o);
         } else {
