@@ -124,9 +124,13 @@ std::optional<Ints> ref_reshape(const Ints& input, Ints target, bool allowzero) 
 // ONNX's Slice (opset 13 and later): a negative index counts from the end, then a
 // positive step clamps start and end to [0, length]; a negative step clamps the start
 // to [0, length - 1] and the end to [-1, length - 1]. An empty dimension takes nothing
-// (Min(Max(start, 0), -1) is -1).
+// (Min(Max(start, 0), -1) is -1). An end of exactly INT32_MAX or INT64_MAX is numpy's
+// None, as onnxruntime's Slice reads it (through the first element for a negative step,
+// where ONNX's reference takes nothing).
 std::int64_t ref_slice_length(std::int64_t length, std::int64_t start, std::int64_t stop, std::int64_t step) {
     const auto clamp = [](std::int64_t v, std::int64_t lo, std::int64_t hi) { return std::min(std::max(v, lo), hi); };
+    if (stop == std::numeric_limits<std::int32_t>::max() || stop == std::numeric_limits<std::int64_t>::max())
+        stop = step > 0 ? length : -length - 1;  // -1 once the length is added below
     if (start < 0) start += length;  // cannot overflow: length >= 0
     if (stop < 0) stop += length;
     if (step > 0) {

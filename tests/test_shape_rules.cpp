@@ -366,6 +366,31 @@ TEST_CASE("Slice reads an index of magnitude 2^62 or more as an end of the dimen
     for (const std::int64_t v : {1, 2, 3, 100}) CHECK(from_two[0].evaluate_with({{"w", v}}) == (v > 2 ? 1 : 0));
 }
 
+TEST_CASE("Slice reads an end of exactly INT32_MAX or INT64_MAX as numpy's None, as onnxruntime runs it") {
+    ShapeEnv env;
+    const SymInt w = env.create_symbol("w", 5, ValueRange::at_least(1));
+    const std::int64_t i32 = std::numeric_limits<std::int32_t>::max();
+    const auto one = [](std::int64_t v) { return std::vector<std::int64_t>{v}; };
+    // backwards through the first element: onnxruntime takes [4, 3, 2, 1, 0] of 5 elements
+    // where ONNX's reference clamps the end to d - 1 and takes nothing
+    CHECK(str(shape::slice(env, {w}, {-1}, {int_max}, std::nullopt, one(-1))) == "[w]");
+    CHECK(str(shape::slice(env, {w}, {int_max}, {i32}, std::nullopt, one(-1))) == "[w]");
+    CHECK(str(shape::slice(env, {w}, {-1}, {int_max}, std::nullopt, one(-2))) == "[(w + 1)//2]");
+    CHECK(str(shape::slice(env, {w}, {2}, {int_max}, std::nullopt, one(-1))) == "[Min(3, w)]");
+    CHECK(str(shape::slice(env, {w + 4}, {w}, {i32}, std::nullopt, one(-1))) == "[w + 1]");
+    // forwards through the last element: INT32_MAX no longer stays as Min(2147483647, w)
+    CHECK(str(shape::slice(env, {w}, {1}, {i32})) == "[w - 1]");
+    CHECK(str(shape::slice(env, {w}, {0}, {i32}, std::nullopt, one(3))) == "[(w + 2)//3]");
+    // any other large end is clamped as ONNX says: backwards from d - 1, nothing is taken
+    CHECK(str(shape::slice(env, {w}, {-1}, {int_max - 1}, std::nullopt, one(-1))) == "[0]");
+    CHECK(str(shape::slice(env, {w}, {-1}, {i32 - 1}, std::nullopt, one(-1))) == "[w - Min(2147483647, w)]");
+    // values of a shape tensor follow the same reading
+    CHECK(shape::detail::slice_indices(5, 4, int_max, -1) == std::vector<std::int64_t>{4, 3, 2, 1, 0});
+    CHECK(shape::detail::slice_indices(5, -1, i32, -2) == std::vector<std::int64_t>{4, 2, 0});
+    CHECK(shape::detail::slice_indices(5, 4, int_max - 1, -1).empty());
+    CHECK(shape::detail::slice_indices(5, 1, i32, 1) == std::vector<std::int64_t>{1, 2, 3, 4});
+}
+
 TEST_CASE("Slice with a negative step clamps a start before the first element to 0, as ONNX does (numpy takes nothing)") {
     // ONNX's shape inference gives [1] for starts=-2, ends=INT64_MIN, steps=-2 on [1]; numpy's x[-2::-2] is empty
     ShapeEnv env;

@@ -33,6 +33,7 @@ import onnx
 from onnx import TensorProto, helper, shape_inference
 
 INT64_MAX = 2**63 - 1
+INT32_MAX = 2**31 - 1
 INT64_MIN = -(2**63)
 OPSET = min(18, onnx.defs.onnx_opset_version())
 
@@ -271,9 +272,12 @@ def shape_range(rank, start, end):
 
 
 def clamp_slice(n, start, end, step):
-    """ONNX's Slice of range(n) as Python slice arguments (for lengths only)."""
+    """ONNX's Slice of range(n) as Python slice arguments (for lengths only), an end of
+    INT32_MAX or INT64_MAX read as numpy's None as ONNX Runtime (and yobx) read it."""
     def norm(v, lo, hi):
         return min(max(v + n if v < 0 else v, lo), hi)
+    if end in (INT32_MAX, INT64_MAX):
+        end = n if step > 0 else -n - 1
     if step > 0:
         return norm(start, 0, n), norm(end, 0, n), step
     s, e = norm(start, 0, n - 1), norm(end, -1, n - 1)
@@ -384,14 +388,20 @@ def expand_breaks(graph, dims, k):
 
 
 def onnx_defect(graph, dims):
-    """A Slice with a negative step of an empty dimension, at a concrete assignment: ONNX's
-    inference gives it 1 where ONNX Runtime (1.21) gives 0, and the wrong 1 flows on."""
+    """Where ONNX's inference and ONNX Runtime (1.21) differ on a Slice, at a concrete
+    assignment, yobx following ONNX Runtime: a negative step on an empty dimension (1 in
+    ONNX's inference, 0 in ONNX Runtime), and an end of exactly INT32_MAX or INT64_MAX with
+    a negative step (nothing in ONNX, through the first element in ONNX Runtime, which
+    reads it as numpy's None). The difference flows on."""
     consts = {n: v for n, v, _ in graph.consts}
     for op, out, ins, _ in graph.nodes:
-        if op == "Slice" and ins[0] in dims:
-            for axis, step in zip(consts[ins[3]], consts[ins[4]]):
-                if step < 0 and dims[ins[0]][axis] == 0:
+        if op == "Slice":
+            steps = consts[ins[4]]
+            for axis, end, step in zip(consts[ins[3]], consts.get(ins[2], [None] * len(steps)), steps):
+                if step < 0 and ins[0] in dims and dims[ins[0]][axis] == 0:
                     return f"{out}: a backward Slice of an empty dimension"
+                if step < 0 and end in (INT32_MAX, INT64_MAX):
+                    return f"{out}: a backward Slice to INT64_MAX"
     return None
 
 
@@ -531,8 +541,8 @@ def main():
           f"{stats['dims_checked']}; assignments ONNX accepts without deciding: {stats['undecided']}")
     print(f"symbolic dims: {stats['symbolic_dims']}, determined by ONNX: {stats['onnx_symbolic']}, "
           f"by yobx: {stats['yobx_symbolic']}, by yobx only: {stats['yobx_only']}")
-    print(f"assignments where ONNX's inference slices an empty dimension backwards (1 in ONNX, 0 in ONNX Runtime), "
-          f"not compared: {stats['onnx_defect']}")
+    print(f"assignments where ONNX's inference and ONNX Runtime differ on a backward Slice (of an empty dimension, "
+          f"or to INT64_MAX), not compared: {stats['onnx_defect']}")
     print(f"sym_max dims that are 0 where its Max (a side of 0 against 1, its documented assumption) says 1: "
           f"{stats['sym_max_zero']}")
     for line in more_precise:

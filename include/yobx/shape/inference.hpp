@@ -32,7 +32,9 @@ namespace shape::detail {
 
 /// ONNX's Slice of a range of n elements: the indices taken, in order. A negative
 /// index counts from the end; then a positive step clamps start and end to [0, n],
-/// a negative step clamps the start to [0, n - 1] and the end to [-1, n - 1].
+/// a negative step clamps the start to [0, n - 1] and the end to [-1, n - 1]; an end
+/// of exactly INT32_MAX or INT64_MAX reaches the last element, or the first for a
+/// negative step (onnxruntime's reading, shape::slice's).
 template <class = void>
 std::vector<std::int64_t> slice_indices(std::int64_t n, std::int64_t start, std::int64_t end, std::int64_t step) {
     // Min(Max(v, lo), hi): an empty range clamps a backward start to -1, nothing taken
@@ -45,7 +47,7 @@ std::vector<std::int64_t> slice_indices(std::int64_t n, std::int64_t start, std:
             if ((e - i) - step <= 0) break;
         }
     } else {
-        for (std::int64_t i = norm(start, 0, n - 1), e = norm(end, -1, n - 1); i > e; i += step) {
+        for (std::int64_t i = norm(start, 0, n - 1), e = open_end(end) ? -1 : norm(end, -1, n - 1); i > e; i += step) {
             out.push_back(i);
             if ((i - e) + step <= 0) break;
         }

@@ -135,6 +135,17 @@ inline bool beyond_every_dim(const SymInt& v) {
     return c && (*c >= past_every_dim || *c <= -past_every_dim);
 }
 
+/// Whether a Slice's end is numpy's None, as onnxruntime reads exactly INT32_MAX and
+/// INT64_MAX: through the last element for a positive step, through the first for a
+/// negative one. ONNX's reference clamps a backward INT64_MAX to d - 1 and takes nothing.
+inline bool open_end(std::int64_t end) {
+    return end == std::numeric_limits<std::int32_t>::max() || end == std::numeric_limits<std::int64_t>::max();
+}
+inline bool open_end(const SymInt& end) {
+    const auto c = end.maybe_constant();
+    return c && open_end(*c);
+}
+
 /// Min(Max(v, lo), hi), without Max/Min where the ShapeEnv proves them useless.
 /// When hi < lo (an empty dimension's [0, -1]) the result is hi.
 template <class = void>
@@ -574,10 +585,14 @@ Shape reshape(ShapeEnv& env, const Shape& input, const Shape& target, bool allow
 /// backwards, the start to [0, d - 1] and the end to [-1, d - 1] (numpy differs:
 /// a backward start before the first element takes nothing, ONNX takes that
 /// element). An index of magnitude 2^62 or more (INT64_MAX, INT64_MIN, -INT64_MAX)
-/// means "to the end": no dimension reaches it (detail::past_every_dim). Starts and ends
+/// means "to the end": no dimension reaches it (detail::past_every_dim). An end of
+/// exactly INT32_MAX or INT64_MAX is numpy's None, as onnxruntime runs it: the slice
+/// goes through the last element, or for a negative step through the first (ONNX's
+/// reference clamps that end to d - 1 and takes nothing). Starts and ends
 /// may be symbolic; a symbolic index whose sign ranges cannot tell is decided
 /// by the ShapeEnv. Steps are constants.
 ///   slice(env, {a, b}, {1}, {INT64_MAX}, {{1}})  is [a, b - 1]  (b >= 1)
+///   slice(env, {a}, {-1}, {INT64_MAX}, nullopt, {{-1}})  is [a]
 template <class = void>
 Shape slice(ShapeEnv& env, const Shape& input, const Shape& starts, const Shape& ends,
             std::optional<std::vector<std::int64_t>> axes = std::nullopt,
@@ -611,15 +626,16 @@ Shape slice(ShapeEnv& env, const Shape& input, const Shape& starts, const Shape&
         const std::int64_t magnitude = step == std::numeric_limits<std::int64_t>::min() ? std::numeric_limits<std::int64_t>::max()
                                                                                         : (step < 0 ? -step : step);
         SymInt distance;
+        const bool open = detail::open_end(ends[k]);
         if (step > 0) {
             start = detail::clamp(env, start, 0, d);
-            end = detail::clamp(env, end, 0, d);
+            end = open ? d : detail::clamp(env, end, 0, d);
             distance = end - start;
         } else {
             // ONNX clamps a backward start to [0, d - 1] (numpy takes nothing from a start before
             // the first element); an empty dimension gives -1, so nothing is taken
             start = detail::clamp(env, start, 0, d - 1);
-            end = detail::clamp(env, end, -1, d - 1);  // -1: up to the first element included
+            end = open ? SymInt(-1) : detail::clamp(env, end, -1, d - 1);  // -1: up to the first element included
             distance = start - end;
         }
         // a step past every dimension takes the first element, if any: Min(distance, 1), which the
