@@ -207,6 +207,26 @@ TEST_CASE("Resize by scales is exact on a symbolic size, by sizes takes them") {
     CHECK(shape_of(run(env, "Resize", 13, {&x, nullptr, nullptr, &sizes})[0]) == "[1, 3, 7, w]");
 }
 
+TEST_CASE("Resize by a scale that is not a binary fraction: the float32 product the runtimes compute") {
+    // onnxruntime computes static_cast<float>(d) * scale in float32: 20 * 0.7f rounds to 14, where the
+    // float's exact value 11744051/2^24 gives 13.99...; 0.7f stands for 7/10 at every size up to 2^20
+    ShapeEnv env;
+    const TensorInfo x = TensorInfo::of(elem::float32, {20, 10, SymInt::symbol("h"), SymInt::symbol("w")});
+    TensorInfo scales = TensorInfo::of(elem::float32, {4});
+    scales.reals = std::vector<double>{0.7, 0.3, 0.7, 0.3};
+    CHECK(shape_of(run(env, "Resize", 13, {&x, nullptr, &scales})[0]) == "[14, 3, (7*h)//10, (3*w)//10]");
+    scales.reals = std::vector<double>{1.1, 2.5, 1.0 / 3, 0.5};
+    CHECK(shape_of(run(env, "Resize", 13, {&x, nullptr, &scales})[0]) == "[22, 25, h//3, w//2]");
+    for (const double s : {0.7, 0.3, 1.1, 1.0 / 3, 0.9, 1.7, 0.1, 2.0 / 3}) {
+        scales.reals = std::vector<double>{1, 1, s, 1};
+        const SymInt h = run(env, "Resize", 13, {&x, nullptr, &scales})[0]->shape->at(2);
+        std::int64_t wrong = 0;
+        for (std::int64_t v = 0; v <= 5000; ++v)
+            wrong += h.evaluate_with({{"h", v}}) != static_cast<std::int64_t>(static_cast<float>(v) * static_cast<float>(s));
+        CHECK_MESSAGE(wrong == 0, "scale " << s << " written " << h.to_string());
+    }
+}
+
 TEST_CASE("Resize with keep_aspect_ratio_policy: one scale for every axis, checked sizes") {
     ShapeEnv env;
     const TensorInfo x = TensorInfo::of(elem::float32, {1, 3, 4, 4});
