@@ -387,7 +387,10 @@ public:
             ::onnx::ShapeInferenceOptions o;
             o.check_type = false;
             o.error_mode = 0;
-            o.enable_data_propagation = true;
+            // no data propagation: ONNX's (1.12 to 1.17) dereferences a null pointer on some
+            // shape computations (an Add of an empty Shape slice), which would take the process
+            // down; yobx propagates the values itself
+            o.enable_data_propagation = false;
             ::onnx::shape_inference::InferShapes(copy, ::onnx::OpSchemaRegistry::Instance(), o);
             const auto add = [&](const ::onnx::ValueInfoProto& v) {
                 OnnxType t;
