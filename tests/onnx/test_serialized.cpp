@@ -346,6 +346,40 @@ TEST_CASE("ONNX's own inference, asked for a node no rule decides, runs without 
     CHECK(result.unknown_rank == 1);
 }
 
+TEST_CASE("a value whose element type nobody knows is not written: onnxruntime refuses a tensor of element type 0") {
+    // MyOp: no rule, no ONNX schema; Relu of it knows no more. Both were written with elem_type 0,
+    // which onnxruntime refuses to load ("Invalid tensor data type 0"); ONNX's inference writes nothing
+    ::onnx::ModelProto m = model_with({{"", 17}, {"mydomain", 1}});
+    auto& g = *m.mutable_graph();
+    value(g.add_input(), "x", {"batch", "3"});
+    add_node(g, "MyOp", {"x"}, "y", "mydomain");
+    add_node(g, "Relu", {"y"}, "z");
+    add_node(g, "Relu", {"x"}, "r");
+    g.add_output()->set_name("z");
+    g.add_output()->set_name("r");
+    ::onnx::ModelProto shaped = m;
+    const auto result = yobx::onnx::infer_shapes(shaped);
+    CHECK(result.unknown_type == 2);
+    CHECK(result.unknown_rank == 2);
+    REQUIRE(shaped.graph().value_info_size() == 0);
+    CHECK_FALSE(shaped.graph().output(0).has_type());
+    CHECK(shaped.graph().output(1).type().tensor_type().elem_type() == ::onnx::TensorProto::FLOAT);
+    CHECK(dims_of(shaped.graph().output(1).type()) == std::vector<std::string>{"batch", "3"});
+    // the bytes the Python module merges: the same, no value_info field
+    const auto types = yobx::onnx::infer_shapes_serialized(m.SerializeAsString(), {}, yobx::onnx::Payloads::none);
+    REQUIRE(types.graph_types);
+    ::onnx::GraphProto back;
+    REQUIRE(back.ParseFromString(types.model));
+    CHECK(back.value_info_size() == 0);
+    REQUIRE(back.output_size() == 2);
+    CHECK_FALSE(back.output(0).has_type());
+    // a type the model declares for the output is kept
+    g.mutable_output(0)->mutable_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::DOUBLE);
+    ::onnx::ModelProto declared = m;
+    (void)yobx::onnx::infer_shapes(declared);
+    CHECK(declared.graph().output(0).type().tensor_type().elem_type() == ::onnx::TensorProto::DOUBLE);
+}
+
 TEST_CASE("auto_merge takes two dims a broadcast cannot tell apart as equal, and reports the assumption") {
     ::onnx::ModelProto m = model_with();
     auto& g = *m.mutable_graph();

@@ -648,22 +648,25 @@ public:
                 const ::onnx::TypeProto* declared = d == declared_info.end() ? nullptr : &d->second->type();
                 if (value_info != nullptr) {
                     wire.clear();
-                    write_type(*info, declared, name, wire);
-                    wire.append_value_info(*value_info, name);
+                    if (write_type(*info, declared, name, wire)) wire.append_value_info(*value_info, name);
                     continue;
                 }
                 auto* v = g.add_value_info();
                 v->set_name(name);
                 ProtoType proto{*v->mutable_type()};
-                write_type(*info, declared, name, proto);
+                if (!write_type(*info, declared, name, proto)) g.mutable_value_info()->RemoveLast();
             }
         for (auto& o : *g.mutable_output()) {
             const auto it = scope.find(o.name());
             if (it == scope.end()) continue;
+            const bool typed = o.has_type();
             const ::onnx::TypeProto old = o.type();
             o.clear_type();
             ProtoType proto{*o.mutable_type()};
-            write_type(it->second, &old, o.name(), proto);
+            if (!write_type(it->second, &old, o.name(), proto)) {
+                if (typed) *o.mutable_type() = old;
+                else o.clear_type();
+            }
         }
     }
 
@@ -742,8 +745,11 @@ public:
 
     /// One value's type. Where the model declared a dimension, the inferred one is written
     /// when it differs (a contradiction, reported); a declared dim yobx does not know is kept.
+    /// False, and nothing written, for a value whose element type nobody knows (an operator
+    /// neither yobx nor ONNX types): onnxruntime refuses a model holding a tensor type of
+    /// element type 0 ("Invalid tensor data type 0"); ONNX's inference writes nothing there too.
     template <class Out>
-    void write_type(const TensorInfo& info, const ::onnx::TypeProto* model, const std::string& name, Out& out) {
+    bool write_type(const TensorInfo& info, const ::onnx::TypeProto* model, const std::string& name, Out& out) {
         ++report_.values;
         if (!info.shape && info.elem_type == elem::undefined) {
             // not a tensor as far as yobx knows: a sequence, map or optional value keeps the type
@@ -756,7 +762,7 @@ public:
             if (other != nullptr) {
                 out.other(*other);
                 ++report_.not_tensor;
-                return;
+                return true;
             }
         }
         const bool model_tensor = model && model->has_tensor_type();
@@ -765,8 +771,12 @@ public:
             ++report_.unknown_type;
         int type = info.elem_type;
         if (type == elem::undefined && model_tensor) type = model->tensor_type().elem_type();
-        out.elem_type(type);
         const bool model_shape = model_tensor && model->tensor_type().has_shape();
+        if (type == elem::undefined) {
+            if (!info.shape && !model_shape) ++report_.unknown_rank;
+            return false;
+        }
+        out.elem_type(type);
         if (!info.shape) {
             if (model_shape) {
                 // the model's own shape, but never a negative dim it may hold
@@ -779,7 +789,7 @@ public:
             } else {
                 ++report_.unknown_rank;
             }
-            return;
+            return true;
         }
         out.start_shape();
         const bool same_rank = model_shape && static_cast<int>(info.shape->size()) == model->tensor_type().shape().dim_size();
@@ -811,6 +821,7 @@ public:
                 ++(fresh ? report_.fresh : report_.symbolic);
             }
         }
+        return true;
     }
 
     /// An expression as written: printed once, the same dims of many values reuse the text.
