@@ -253,6 +253,35 @@ TEST_CASE("Resize with keep_aspect_ratio_policy: one scale for every axis, check
           "Resize 'n': scale 1000000000000000019884624838656.000000 of -4 overflows");
 }
 
+TEST_CASE("Resize with keep_aspect_ratio_policy on symbolic dims: the resized axes fresh, the others kept") {
+    ShapeEnv env;
+    const TensorInfo x = TensorInfo::of(elem::float32, {SymInt::symbol("n"), 4, SymInt::symbol("h"), SymInt::symbol("w")});
+    const TensorInfo sizes = ints_tensor({29, 23});
+    const auto out = run(env, "Resize", 18, {&x, nullptr, nullptr, &sizes}, {{"keep_aspect_ratio_policy", text("not_larger")}, {"axes", ints({2, 3})}});
+    CHECK(shape_of(out[0]) == "[n, 4, unk__0, unk__1]");
+}
+
+TEST_CASE("Col2Im and CenterCropPad take their sizes from the values of shape computations") {
+    ShapeEnv env;
+    const SymInt n = SymInt::symbol("n"), h = SymInt::symbol("h"), w = SymInt::symbol("w");
+    const TensorInfo cols = TensorInfo::of(elem::float32, {n, 12, h * w});
+    const TensorInfo image = ints_tensor({h + 1, w + 1});
+    const TensorInfo block = ints_tensor({2, 2});
+    CHECK(shape_of(run(env, "Col2Im", 18, {&cols, &image, &block})[0]) == "[n, 3, h + 1, w + 1]");
+    const TensorInfo unknown_image = TensorInfo::of(elem::int64, {2});
+    CHECK(shape_of(run(env, "Col2Im", 18, {&cols, &unknown_image, &block})[0]) == "[n, 3, unk__0, unk__1]");
+    const TensorInfo zero = ints_tensor({0, 2});
+    CHECK(test::error_of<value_error>([&] { run(env, "Col2Im", 18, {&cols, &image, &zero}); }) == "Col2Im 'n': block_shape [0, 2] is not a block");
+    const TensorInfo flat = TensorInfo::of(elem::float32, {n, 12});
+    CHECK(test::error_of<value_error>([&] { run(env, "Col2Im", 18, {&flat, &image, &block}); }) ==
+          "Col2Im 'n': input must be [N, C*prod(block_shape), L], got [n, 12]");
+
+    const TensorInfo x = TensorInfo::of(elem::float32, {n, 3, h, w});
+    const TensorInfo crop = ints_tensor({5, w - 1});
+    CHECK(shape_of(run(env, "CenterCropPad", 18, {&x, &crop}, {{"axes", ints({-2, -1})}})[0]) == "[n, 3, 5, w - 1]");
+    CHECK(test::error_of<value_error>([&] { run(env, "CenterCropPad", 18, {&x, &crop}); }) == "CenterCropPad 'n': shape has 2 values for 4 axes");
+}
+
 TEST_CASE("Range, ConstantOfShape and Where propagate the values of shape computations") {
     ShapeEnv env;
     const SymInt n = env.create_symbol("n", std::nullopt, ValueRange{1, ValueRange::inf});

@@ -2,7 +2,7 @@
 //
 // Shape, Size, Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Concat, Split,
 // Slice, Gather*, Expand, Tile, Pad, DepthToSpace, SpaceToDepth, Resize,
-// Upsample, NonZero, Compress, Unique. The ops the proposal names for partial
+// Upsample, Col2Im, CenterCropPad, NonZero, Compress, Unique. The ops the proposal names for partial
 // data propagation compute the values of 1-D shape tensors, symbolically, so
 // that a Reshape after Shape -> Gather -> Concat knows its target.
 #pragma once
@@ -617,15 +617,21 @@ inline void resize(NodeContext& ctx) {
     if (sizes && policy != "stretch") {
         // one scale for every axis: the smallest (not_larger) or largest (not_smaller) ratio
         std::optional<double> s;
-        for (std::size_t k = 0; k < axes.size(); ++k) {
+        bool constant = true;
+        for (std::size_t k = 0; k < axes.size() && constant; ++k) {
             const auto want = (**sizes)[k].maybe_constant();
             const auto have = in[static_cast<std::size_t>(axes[k])].maybe_constant();
-            if (!want || !have || *have == 0) throw UnknownInput{"keep_aspect_ratio_policy with sizes that are not constant"};
+            constant = want && have && *have != 0;
+            if (!constant) break;
             const double ratio = static_cast<double>(*want) / static_cast<double>(*have);
             s = !s ? ratio : policy == "not_larger" ? std::min(*s, ratio) : std::max(*s, ratio);
         }
         for (auto a : axes) {
             auto& d = out[static_cast<std::size_t>(a)];
+            if (!constant) {  // a rounded ratio of symbolic sizes: the resized axes are fresh, the others kept
+                d = ctx.fresh("Resize with keep_aspect_ratio_policy on sizes or dims that are not constant");
+                continue;
+            }
             const double r = std::round(*s * static_cast<double>(*d.maybe_constant()));
             if (!(r >= 0 && fits_int64(r)))  // a negative size, or one past int64 (the cast would be undefined)
                 ctx.fail("keep_aspect_ratio_policy scales " + d.to_string() + " to " + std::to_string(r) + ", not a dimension");
@@ -642,6 +648,50 @@ inline void resize(NodeContext& ctx) {
     } else {
         for (auto a : axes) out[static_cast<std::size_t>(a)] = ctx.fresh("Resize with scales and sizes that are not known");
     }
+    ctx.set_output(0, ctx.elem_type(0), std::move(out));
+}
+
+/// Col2Im (opset 18): [N, C*prod(block_shape), L] gives [N, C, image_shape...].
+inline void col2im(NodeContext& ctx) {
+    const Shape& in = ctx.shape(0);
+    if (in.size() != 3) ctx.fail("input must be [N, C*prod(block_shape), L], got " + format_shape(in));
+    Shape out{in[0]};
+    if (const auto block = ctx.constant_values(2)) {
+        std::int64_t blocks = 1;
+        for (const auto b : *block) {
+            if (b <= 0 || blocks > (std::int64_t{1} << 40) / b) ctx.fail("block_shape " + shape::detail::format_ints(*block) + " is not a block");
+            blocks *= b;
+        }
+        out.push_back(ctx.simplify(floordiv(in[1], blocks)));
+    } else {
+        out.push_back(ctx.fresh("Col2Im with a block_shape that is not known"));
+    }
+    if (const auto* image = ctx.values(1)) {
+        out.insert(out.end(), (*image)->begin(), (*image)->end());
+    } else {
+        const Shape& n = ctx.shape(1);
+        const auto count = n.size() == 1 ? n[0].maybe_constant() : std::nullopt;
+        if (!count || *count < 0 || *count > 64) throw UnknownInput{"the length of image_shape is not known"};
+        for (std::int64_t k = 0; k < *count; ++k) out.push_back(ctx.fresh("Col2Im with an image_shape that is not known"));
+    }
+    ctx.set_output(0, ctx.elem_type(0), std::move(out));
+}
+
+/// CenterCropPad (opset 18): each of `axes` (default all) cropped or padded to `shape`'s value.
+inline void center_crop_pad(NodeContext& ctx) {
+    Shape out = ctx.shape(0);
+    const auto r = static_cast<std::int64_t>(out.size());
+    std::vector<std::int64_t> axes;
+    if (auto a = ctx.attr_ints("axes")) {
+        for (auto x : *a) axes.push_back(ctx.axis(x, r));
+    } else {
+        for (std::int64_t i = 0; i < r; ++i) axes.push_back(i);
+    }
+    const auto* shape = ctx.values(1);
+    if (shape && (*shape)->size() != axes.size())
+        ctx.fail("shape has " + std::to_string((*shape)->size()) + " values for " + std::to_string(axes.size()) + " axes");
+    for (std::size_t k = 0; k < axes.size(); ++k)
+        out[static_cast<std::size_t>(axes[k])] = shape ? (**shape)[k] : ctx.fresh("CenterCropPad to a shape that is not known");
     ctx.set_output(0, ctx.elem_type(0), std::move(out));
 }
 
@@ -699,6 +749,8 @@ inline void register_tensor(OpRegistry& r) {
     r.add("", "DepthToSpace", 1, depth_to_space);
     r.add("", "SpaceToDepth", 1, space_to_depth);
     r.add("", "Resize", 10, resize);
+    r.add("", "Col2Im", 18, col2im);
+    r.add("", "CenterCropPad", 18, center_crop_pad);
     r.add("", "Upsample", 7, resize);
     r.add("", "NonZero", 9, nonzero);
     r.add("", "Compress", 9, compress);
