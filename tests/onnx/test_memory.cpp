@@ -119,6 +119,34 @@ g (float[n, 16] X) => (float[n, 16] Y) {
     CHECK(r.peak.to_string() == "128*n");
 }
 
+TEST_CASE("bytes whose product as written overflows int64 are the canonical form (found by fuzz_onnx_model)") {
+    // R is [2**62, (4*a*b)//2**62]: 4 bytes times 2**62 as written overflows, the canonical form fits
+    const MemoryReport r = memory_of_text(R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[a, b, 4] X) => (float[a, b, 4] Y) {
+  s = Constant<value = int64[2] {4611686018427387904, -1}>()
+  R = Reshape(X, s)
+  t = Shape(X)
+  Y = Reshape(R, t)
+})");
+    REQUIRE(r.values.size() == 4);
+    CHECK(r.values[1].name == "R");
+    REQUIRE(r.values[1].bytes);
+    CHECK(r.values[1].bytes->to_string() == "16*a*b - 16*Mod(a*b, 1152921504606846976)");
+    CHECK(r.values[1].written.to_string() == "(16*a*b - 16*Mod(a*b, 1152921504606846976))");
+    CHECK(r.peak_text == "Max(16*a*b, 16*a*b + (16*a*b - 16*Mod(a*b, 1152921504606846976)) + 24)");
+    // the constant dims alone overflow as written (2**64), the canonical form fits
+    ::onnx::ModelProto model;
+    REQUIRE(::onnx::OnnxParser::Parse(model, chain.c_str()).IsOK());
+    auto* dims = model.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+    dims->mutable_dim(0)->set_dim_value(std::int64_t{1} << 32);
+    dims->mutable_dim(1)->set_dim_param("x//4294967296");
+    dims->add_dim()->set_dim_value(std::int64_t{1} << 32);
+    const MemoryReport x = yobx::onnx::memory_of(model);
+    REQUIRE(x.values.size() >= 1);
+    CHECK(x.values[0].name == "X");
+    CHECK(x.values[0].written.to_string() == "(17179869184*x - 17179869184*Mod(x, 4294967296))");
+}
+
 TEST_CASE("a graph output also consumed lives to the end, a graph input not consumed lives at the first step") {
     const MemoryReport r = memory_of_text(R"(<ir_version: 8, opset_import: ["" : 17]>
 g (float[n] X, int64[n, 2] I) => (float[n] A, float[n] B) {

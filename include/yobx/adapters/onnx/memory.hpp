@@ -150,6 +150,7 @@ private:
         }
         SymInt elements(1);
         Product count{1, {}};  // the elements as written: the constant dims, then the others
+        bool fits = true;      // count.coef fits in int64 (elements may still: `2**62*((4*n)//2**62)`)
         for (const auto& d : tt.shape().dim()) {
             auto e = dim(d);
             if (!e) {
@@ -158,7 +159,7 @@ private:
             }
             elements = elements * *e;
             if (const auto c = e->maybe_constant()) {
-                count.coef *= *c;
+                fits = fits && !__builtin_mul_overflow(count.coef, *c, &count.coef);
                 continue;
             }
             // a dim that is a constant times a product (`49*batch`) gives its constant to the coefficient:
@@ -176,8 +177,10 @@ private:
         }
         v.bytes = bytes_of_elements(tt.elem_type(), elements);
         const std::int64_t bits = elem_bits(tt.elem_type());
+        std::int64_t coef = 0;
         if (count.factors.empty()) v.written = Product{*v.bytes->maybe_constant(), {}};
-        else if (bits % 8 == 0) v.written = Product{count.coef * (bits / 8), count.factors};
+        else if (!fits || (bits % 8 == 0 && __builtin_mul_overflow(count.coef, bits / 8, &coef))) return v;  // the canonical form
+        else if (bits % 8 == 0) v.written = Product{coef, count.factors};
         else v.written = Product{1, "((" + count.to_string() + " + " + std::to_string(8 / bits - 1) + ")//" + std::to_string(8 / bits) + ")"};
         return v;
     }
