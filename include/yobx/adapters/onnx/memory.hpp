@@ -219,9 +219,9 @@ private:
             weights.count -= 1;
             add_weight(a.sparse_tensor().indices());
         } else if (n == "value_float") add_bytes("float32", 4);
-        else if (n == "value_floats") add_bytes("float32", 4 * a.floats_size());
+        else if (n == "value_floats") add_bytes("float32", std::int64_t{4} * a.floats_size());
         else if (n == "value_int") add_bytes("int64", 8);
-        else if (n == "value_ints") add_bytes("int64", 8 * a.ints_size());
+        else if (n == "value_ints") add_bytes("int64", std::int64_t{8} * a.ints_size());  // 2**28 ints fit in a protobuf, not 8 times them in int
         else if (n == "value_string") add_bytes("string", static_cast<std::int64_t>(a.s().size()));
         else if (n == "value_strings") {
             std::int64_t b = 0;
