@@ -46,6 +46,19 @@ class Audio(nn.Module):
         return self.head(y.mean(1))
 
 
+class Interpolate(nn.Module):
+    """Resizes by scale factors, their sizes computed through float32 as torch exports them
+    (Cast, Mul, Cast, Floor): the nearest by 0.7, then bilinear by 1/3 and 1.5."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+
+    def forward(self, x):
+        y = nn.functional.interpolate(self.conv(x), scale_factor=0.7, mode="nearest", recompute_scale_factor=True)
+        return nn.functional.interpolate(y, scale_factor=(1 / 3, 1.5), mode="bilinear", recompute_scale_factor=True)
+
+
 class ScriptedControl(nn.Module):
     """Data-dependent control flow, scripted: an If on a size and a loop."""
 
@@ -292,6 +305,9 @@ def build(name):
             model = d.retinanet_resnet50_fpn(weights=None, weights_backbone=None, num_classes=5, min_size=160, max_size=224)
             sizes = [(320, 320), (256, 300), (300, 280)]
         return Boxes(model.eval()).eval(), ["x"], {"x": {2: "x_dim_2", 3: "x_dim_3"}}, [(torch.rand(1, 3, h, w),) for h, w in sizes]
+    if name == "interpolate":  # at h = 10 the float32 product 10 * 0.7f rounds to 7: floor 7, not 6
+        return Interpolate().eval(), ["x"], {"x": {0: "x_dim_0", 2: "x_dim_2", 3: "x_dim_3"}}, \
+            [(torch.randn(b, 3, h, w),) for b, h, w in [(2, 20, 30), (1, 10, 17), (3, 33, 41)]]
     if name == "scripted_control":
         return torch.jit.script(ScriptedControl()), ["x"], {"x": {0: "x_dim_0", 1: "x_dim_1"}}, [(torch.randn(b, n),) for b, n in [(2, 6), (3, 3), (1, 5)]]
     return torchvision_model(name)
@@ -631,7 +647,7 @@ def main():
         del args[i:i + 2]
     tool, workdir = args[0], args[1]
     names = args[2:] or ["resnet18", "mobilenet_v3_small", "squeezenet1_0", "lraspp", "encoder", "tiny_llm", "lstm", "audio",
-                             "scripted_control", "fasterrcnn", "ssdlite", "swin_t", "hf_bert", "tiny_llm+fused", "encoder+fused", "hf_bert+fused", "hf_bert+mha",
+                             "scripted_control", "interpolate", "fasterrcnn", "ssdlite", "swin_t", "hf_bert", "tiny_llm+fused", "encoder+fused", "hf_bert+fused", "hf_bert+mha",
                              "hf_bert_tanh+fused",
                              "tiny_llm+qdynamic", "resnet18+qdq",
                              "tiny_llm+q4", "rms_blocks+t5"]

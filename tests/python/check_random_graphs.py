@@ -8,7 +8,8 @@ auto_pad, ceil_mode), Slice (negative steps, INT64_MAX and -INT64_MAX ends), Pad
 Transpose, Concat, Split, Reduce, Flatten, a Reshape computed from Shape, Expand, Tile,
 Gather, MatMul, DepthToSpace; and M graphs of shape computations (seeds S to S + M - 1):
 Shape (with start and end), Size, Gather, Slice, Concat, Unsqueeze, the Reduce family
-and integer arithmetic (Add, Sub, Mul, Div, Mod, Max, Min) on them, consumed by the
+and integer arithmetic (Add, Sub, Mul, Div, Mod, Max, Min) on them, sizes through floats
+(Cast to float32 or float64, Mul or Div by a float constant, Floor, Ceil, Cast back), consumed by the
 operators that take shapes, sizes or counts as inputs (ConstantOfShape, Range, Expand,
 Tile, Slice, Reshape, Resize with sizes or with scales such as 0.7, Pad, TopK, OneHot),
 with Where, Einsum, ReduceSum, ConvTranspose, CumSum, ArgMax, SpaceToDepth,
@@ -177,7 +178,7 @@ class ShapeGraph(Graph):
         op = r.choice(["shape", "shape", "size", "gather", "arith", "arith", "arith", "concat", "reduce", "slice_vector",
                        "constant_of_shape", "range", "expand", "tile", "slice", "reshape", "resize", "pad", "topk", "where",
                        "einsum", "reduce_sum", "conv_transpose", "cumsum", "argmax", "onehot", "squeeze", "space_to_depth",
-                       "layer_norm"])
+                       "layer_norm", "float_arith", "float_arith"])
         if op == "shape":
             start, end = r.randint(-rank, rank), r.randint(-rank, rank + 1)
             self.vectors.append((self.node("Shape", [x], start=start, end=end), len(range(rank)[start:end])))
@@ -203,6 +204,30 @@ class ShapeGraph(Graph):
                 if o in ("Div", "Mod"):
                     b = self.clipped(b, 1)
             out = self.node(o, [a, b])
+            if length is None:
+                self.scalars.append(out)
+            else:
+                self.vectors.append((out, length))
+        elif op == "float_arith" and (self.vectors or self.scalars):
+            # a size through floats and back, as exporters write `int(h * 0.5)` and `math.ceil(h / 3)`
+            a, length = (r.choice(self.scalars), None) if self.scalars and (not self.vectors or r.random() < 0.5) else self.vector()
+            dtype = r.choice([TensorProto.FLOAT, TensorProto.FLOAT, TensorProto.DOUBLE])
+            np_type = np.float32 if dtype == TensorProto.FLOAT else np.float64
+            f = self.node("Cast", [a], to=dtype)
+            if r.random() < 0.3:  # integers stay integers
+                f = self.node(r.choice(["Add", "Mul", "Sub"]), [f, self.const(float(r.randint(1, 3)), np_type)])
+            factors = [0.5, 0.7, 1 / 3, 2.0, 1.5, 0.25, 1.3, 3.0, 0.6, -0.5]
+            if length and r.random() < 0.5:
+                c = self.const([r.choice(factors) for _ in range(length)], np_type)
+            else:
+                c = self.const(r.choice(factors), np_type)
+            f = self.node(r.choice(["Mul", "Mul", "Div"]), [f, c] if r.random() < 0.7 else [c, f])
+            if r.random() < 0.3:  # torch's interpolate casts its product to float32 again
+                f = self.node("Cast", [f], to=dtype)
+            rounding = r.choice(["Floor", "Ceil", None])
+            if rounding:
+                f = self.node(rounding, [f])
+            out = self.node("Cast", [f], to=TensorProto.INT64)
             if length is None:
                 self.scalars.append(out)
             else:

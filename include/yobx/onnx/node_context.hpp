@@ -31,13 +31,29 @@ inline constexpr int undefined = 0, float32 = 1, uint8 = 2, int8 = 3, uint16 = 4
                      string = 8, bool_ = 9, float16 = 10, float64 = 11, uint32 = 12, uint64 = 13, bfloat16 = 16;
 /// The types whose values data propagation follows (bool as 0 and 1: Where(Equal(shape, -1), ...)).
 constexpr bool holds_shape_values(int t) noexcept { return t == int64 || t == int32 || t == bool_; }
+/// The float types whose integer values data propagation follows: a size cast to float on its
+/// way back to an integer (`int(h * 0.5)`), exact up to 2^24 (float32) and 2^53 (float64).
+constexpr bool holds_integer_floats(int t) noexcept { return t == float32 || t == float64; }
+/// The types a TensorInfo's `values` are kept for.
+constexpr bool carries_values(int t) noexcept { return holds_shape_values(t) || holds_integer_floats(t); }
 }  // namespace elem
+
+/// The float values a Mul or Div by a constant left between integers: element i is
+/// `values[i] * factors[i]` (`/` with `divide`) as the tensor's float type computes it, which
+/// a Floor, Ceil or Cast to an integer type that follows turns back into values
+/// (ops/rounding.hpp): `int(h * 0.5)` is h//2.
+struct ScaledValues {
+    std::vector<SymInt> values;
+    std::vector<double> factors;  ///< as many as values
+    bool divide = false;
+};
 
 /// What inference knows of one value of the graph. `shape` is nullopt when
 /// even the rank is unknown; a dimension nobody knows is a fresh symbol.
-/// `values` (integer tensors of at most SymTensor::max_values elements, row-major)
-/// and `reals` (constant floating-point tensors of rank 0 or 1 of the same sizes:
-/// Resize's scales) are what data propagation knows of the contents. Values of
+/// `values` (integer tensors of at most SymTensor::max_values elements, row-major,
+/// and the integer values of float32 and float64 tensors a Cast of them made), `reals`
+/// (constant floating-point tensors of rank 0 or 1 of the same sizes: Resize's scales)
+/// and `scaled` are what data propagation knows of the contents. Values of
 /// rank 2 or more only come from the rules that move elements without reading
 /// them (torch's dynamic pads: Reshape to [-1, 2], Slice backwards, Transpose,
 /// Reshape to [-1]); the other rules see values of rank 0 and 1 only.
@@ -46,9 +62,10 @@ struct TensorInfo {
     std::optional<Shape> shape;
     std::optional<std::vector<SymInt>> values;
     std::optional<std::vector<double>> reals;
+    std::optional<ScaledValues> scaled;
 
     static TensorInfo of(int elem_type, Shape shape, std::optional<std::vector<SymInt>> values = std::nullopt) {
-        return TensorInfo{elem_type, std::move(shape), std::move(values), std::nullopt};
+        return TensorInfo{elem_type, std::move(shape), std::move(values), std::nullopt, std::nullopt};
     }
     std::optional<std::int64_t> rank() const {
         return shape ? std::optional<std::int64_t>(static_cast<std::int64_t>(shape->size())) : std::nullopt;
@@ -210,7 +227,8 @@ public:
             for (const auto& d : *t.shape)
                 if (const auto c = d.maybe_constant(); c && *c < 0)
                     fail("output " + std::to_string(i) + " would have a negative dimension: " + format_shape(*t.shape));
-        if (t.values && (!elem::holds_shape_values(t.elem_type) || !t.shape || t.shape->size() > 1)) t.values.reset();
+        if (t.values && (!elem::carries_values(t.elem_type) || !t.shape || t.shape->size() > 1)) t.values.reset();
+        if (t.scaled && (!elem::holds_integer_floats(t.elem_type) || !t.shape || t.shape->size() > 1)) t.scaled.reset();
         outputs_[i] = std::move(t);
     }
     void set_output(std::size_t i, int elem_type, Shape shape, std::optional<std::vector<SymInt>> values = std::nullopt) {
@@ -223,14 +241,14 @@ public:
         std::vector<std::int64_t> dims;
         std::optional<std::vector<SymInt>> values = std::move(t.values);
         t.values.reset();
-        if (values && !(t.shape && elem::holds_shape_values(t.elem_type) && constant_dims(*t.shape, dims) && holds_count(dims, values->size())))
+        if (values && !(t.shape && elem::carries_values(t.elem_type) && constant_dims(*t.shape, dims) && holds_count(dims, values->size())))
             values.reset();
         set_output(i, std::move(t));
         if (i < outputs_.size() && outputs_[i]) outputs_[i]->values = std::move(values);
     }
     /// Output i with a known element type and an unknown rank.
     void set_output_type(std::size_t i, int elem_type) {
-        if (i < outputs_.size()) outputs_[i] = TensorInfo{elem_type, std::nullopt, std::nullopt, std::nullopt};
+        if (i < outputs_.size()) outputs_[i] = TensorInfo{elem_type, std::nullopt, std::nullopt, std::nullopt, std::nullopt};
     }
     const std::vector<std::optional<TensorInfo>>& outputs() const noexcept { return outputs_; }
     std::vector<std::optional<TensorInfo>>& outputs() noexcept { return outputs_; }

@@ -7,10 +7,14 @@
 #pragma once
 
 #include <yobx/onnx/ops/common.hpp>
+#include <yobx/onnx/ops/rounding.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <utility>
 #include <vector>
 
 namespace yobx::onnx::ops {
@@ -94,12 +98,19 @@ inline void dropout(NodeContext& ctx) {
     ctx.set_output(1, elem::bool_, ctx.shape(0));
 }
 
-/// Cast to attribute `to`; integer values survive a cast to an integer type that holds them, or to bool.
+/// Cast to attribute `to`; integer values survive a cast to an integer type that holds them, to
+/// bool, or to float32 or float64 (as the float's integer: a constant past 2^24 rounds to float32's);
+/// a float's integer values come back, and a scaled float (`h * 0.5`) is truncated (`h//2`) or kept
+/// by a cast to its own type.
 inline void cast_to(NodeContext& ctx, int to) {
     const TensorInfo* in = ctx.input(0);
     if (in == nullptr) return;
-    TensorInfo out{to, in->shape, std::nullopt, std::nullopt};
-    if (in->values && elem::holds_shape_values(to)) {
+    TensorInfo out{to, in->shape, std::nullopt, std::nullopt, std::nullopt};
+    if (in->scaled && elem::holds_shape_values(to) && to != elem::bool_) {
+        out.values = rounded(ctx, in->elem_type, *in->scaled, Rounding::trunc);
+    } else if (in->scaled && to == in->elem_type) {  // torch's interpolate casts its float32 product to float32
+        out.scaled = in->scaled;
+    } else if (in->values && elem::carries_values(to)) {
         out.values.emplace();
         for (const auto& v : *in->values) {
             const auto c = v.maybe_constant();
@@ -113,6 +124,13 @@ inline void cast_to(NodeContext& ctx, int to) {
                        (*c < std::numeric_limits<std::int32_t>::min() || *c > std::numeric_limits<std::int32_t>::max())) {
                 out.values.reset();
                 break;
+            } else if (elem::holds_integer_floats(to) && c) {
+                const double f = to == elem::float32 ? static_cast<double>(static_cast<float>(*c)) : static_cast<double>(*c);
+                if (!fits_int64(f)) {  // INT64_MAX rounds to 2^63
+                    out.values.reset();
+                    break;
+                }
+                out.values->push_back(static_cast<std::int64_t>(f));
             } else {
                 out.values->push_back(v);
             }
@@ -126,7 +144,8 @@ inline void cast_to(NodeContext& ctx, int to) {
             }
             out.values->push_back(static_cast<std::int64_t>(d));
         }
-    } else if ((ctx.values(0) || in->reals) && !elem::holds_shape_values(to) && to != elem::string) {
+    }
+    if ((ctx.values(0) || in->reals) && !elem::holds_shape_values(to) && to != elem::string) {
         if (auto r = ctx.real_values(0)) out.reals = std::move(r);
     }
     ctx.set_output_block(0, std::move(out));
@@ -145,17 +164,93 @@ void arithmetic(NodeContext& ctx, F f) {
     auto v = out.size() <= 1 ? combine_values(ctx, 0, 1, f) : std::nullopt;
     ctx.set_output(0, ctx.elem_type(0), std::move(out), std::move(v));
 }
+
+namespace detail {
+
+/// The integer values of a float input of rank 0 or 1: its values, or its constants when each is an integer.
+inline std::optional<std::vector<SymInt>> integer_values(const NodeContext& ctx, std::size_t i) {
+    if (const auto* v = ctx.values(i)) return **v;
+    const TensorInfo* t = ctx.input(i);
+    if (t == nullptr || !t->reals || !t->shape || t->shape->size() > 1) return std::nullopt;
+    std::vector<SymInt> out;
+    for (const double r : *t->reals) {
+        if (!(std::floor(r) == r && std::fabs(r) <= 9007199254740992.0)) return std::nullopt;  // 2^53
+        out.push_back(SymInt(static_cast<std::int64_t>(r)));
+    }
+    return out;
+}
+
+/// Two value lists broadcast (lengths equal or 1; an empty one gives none), each pair by f.
+template <class A, class B, class F>
+auto broadcast_pairs(const std::vector<A>& a, const std::vector<B>& b, F f) -> std::optional<std::vector<decltype(f(a[0], b[0]))>> {
+    if (a.size() != b.size() && a.size() != 1 && b.size() != 1) return std::nullopt;
+    const std::size_t n = a.empty() || b.empty() ? 0 : std::max(a.size(), b.size());
+    std::vector<decltype(f(a[0], b[0]))> out;
+    out.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) out.push_back(f(a[a.size() == 1 ? 0 : i], b[b.size() == 1 ? 0 : i]));
+    return out;
+}
+
+/// Add, Sub, Mul, Div of float32 or float64 tensors holding integers: exact integers (Add,
+/// Sub, Mul of two), or integers times or over float constants, kept as ScaledValues for the
+/// Floor, Ceil or Cast that follows (`h * 0.5`, `h / 3.0`); any other division, no values.
+inline void float_arithmetic(NodeContext& ctx, char op) {
+    TensorInfo out = TensorInfo::of(ctx.elem_type(0), broadcast_inputs(ctx, {0, 1}));
+    if (out.shape->size() <= 1 && elem::holds_integer_floats(out.elem_type)) {
+        const auto a = integer_values(ctx, 0), b = integer_values(ctx, 1);
+        const auto ra = ctx.real_values(0), rb = ctx.real_values(1);
+        if (a && b && op != '/') {
+            out.values = broadcast_pairs(*a, *b, [&](const SymInt& x, const SymInt& y) {
+                return ctx.simplify(op == '+' ? x + y : op == '-' ? x - y : x * y);
+            });
+        } else if ((op == '*' || op == '/') && ((a && rb) || (op == '*' && b && ra))) {
+            const bool left = a && rb;  // the integers on the left: x * c, x / c; else c * x
+            const auto pairs = broadcast_pairs(left ? *a : *b, left ? *rb : *ra, [](const SymInt& x, double c) { return std::pair(x, c); });
+            if (pairs) {
+                out.scaled = ScaledValues{{}, {}, op == '/'};
+                for (const auto& [x, c] : *pairs) {
+                    out.scaled->values.push_back(x);
+                    out.scaled->factors.push_back(c);
+                }
+            }
+        }
+    }
+    ctx.set_output(0, std::move(out));
+}
+
+}  // namespace detail
+
 inline void add(NodeContext& ctx) {
+    if (elem::holds_integer_floats(ctx.elem_type(0))) return detail::float_arithmetic(ctx, '+');
     arithmetic(ctx, [](const SymInt& a, const SymInt& b) { return std::optional<SymInt>(a + b); });
 }
 inline void sub(NodeContext& ctx) {
+    if (elem::holds_integer_floats(ctx.elem_type(0))) return detail::float_arithmetic(ctx, '-');
     arithmetic(ctx, [](const SymInt& a, const SymInt& b) { return std::optional<SymInt>(a - b); });
 }
 inline void mul(NodeContext& ctx) {
+    if (elem::holds_integer_floats(ctx.elem_type(0))) return detail::float_arithmetic(ctx, '*');
     arithmetic(ctx, [](const SymInt& a, const SymInt& b) { return std::optional<SymInt>(a * b); });
 }
 inline void div(NodeContext& ctx) {
+    if (elem::holds_integer_floats(ctx.elem_type(0))) return detail::float_arithmetic(ctx, '/');
     arithmetic(ctx, [&](const SymInt& a, const SymInt& b) { return detail::truncated_div(ctx, a, b); });
+}
+/// Floor and Ceil: a float's integer values kept, a scaled float's (`h * 0.5`) rounded (`h//2`).
+inline void round_to_integer(NodeContext& ctx, Rounding r) {
+    TensorInfo out = TensorInfo::of(ctx.elem_type(0), ctx.shape(0));
+    const TensorInfo* in = ctx.input(0);
+    if (in->values) out.values = in->values;
+    else if (in->scaled) out.values = rounded(ctx, in->elem_type, *in->scaled, r);
+    ctx.set_output(0, std::move(out));
+}
+inline void floor(NodeContext& ctx) { round_to_integer(ctx, Rounding::floor); }
+inline void ceil(NodeContext& ctx) { round_to_integer(ctx, Rounding::ceil); }
+/// Round: a float's integer values kept (a scaled float's ties go to even: not followed).
+inline void round(NodeContext& ctx) {
+    TensorInfo out = TensorInfo::of(ctx.elem_type(0), ctx.shape(0));
+    out.values = ctx.input(0)->values;
+    ctx.set_output(0, std::move(out));
 }
 inline void mod(NodeContext& ctx) {
     const bool fmod = ctx.attr_int("fmod", 0) != 0;
@@ -259,13 +354,16 @@ inline void where(NodeContext& ctx) {
 
 /// The elementwise family in the registry.
 inline void register_elementwise(OpRegistry& r) {
-    r.add_all("", {"Abs", "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Ceil", "Cos", "Cosh", "Elu", "Erf", "Exp", "Floor",
-                   "HardSigmoid", "HardSwish", "LeakyRelu", "Log", "Reciprocal", "Relu", "Round", "Selu", "Shrink", "Sigmoid", "Sign",
+    r.add_all("", {"Abs", "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Cos", "Cosh", "Elu", "Erf", "Exp",
+                   "HardSigmoid", "HardSwish", "LeakyRelu", "Log", "Reciprocal", "Relu", "Selu", "Shrink", "Sigmoid", "Sign",
                    "Sin", "Sinh", "Softplus", "Softsign", "Sqrt", "Tan", "Tanh", "ThresholdedRelu", "Celu", "Gelu", "Mish", "Clip",
                    "BitwiseNot", "Softmax", "LogSoftmax", "Hardmax", "LRN", "MeanVarianceNormalization", "LpNormalization",
                    "InstanceNormalization", "Trilu", "CumSum", "ReverseSequence", "GroupNormalization", "Scatter", "ScatterElements",
                    "ScatterND"},
               1, same_as_input);
+    r.add("", "Floor", 1, floor);
+    r.add("", "Ceil", 1, ceil);
+    r.add("", "Round", 11, round);
     r.add("", "Identity", 1, identity);
     r.add("", "Neg", 1, neg);
     r.add("", "Not", 1, logical_not);

@@ -23,10 +23,10 @@ inline void constant(NodeContext& ctx) {
         return ctx.set_output(0, elem::int64, {n}, std::vector<SymInt>(a->ints.begin(), a->ints.end()));
     }
     if (const Attribute* a = ctx.attribute("value_float")) {
-        return ctx.set_output(0, TensorInfo{elem::float32, Shape{}, std::nullopt, std::vector<double>{a->f}});
+        return ctx.set_output(0, TensorInfo{elem::float32, Shape{}, std::nullopt, std::vector<double>{a->f}, std::nullopt});
     }
     if (const Attribute* a = ctx.attribute("value_floats")) {
-        return ctx.set_output(0, TensorInfo{elem::float32, Shape{static_cast<std::int64_t>(a->floats.size())}, std::nullopt, a->floats});
+        return ctx.set_output(0, TensorInfo{elem::float32, Shape{static_cast<std::int64_t>(a->floats.size())}, std::nullopt, a->floats, std::nullopt});
     }
     if (ctx.attribute("value_string")) return ctx.set_output(0, elem::string, {});
     if (const Attribute* a = ctx.attribute("value_strings"))

@@ -8,13 +8,12 @@
 #pragma once
 
 #include <yobx/onnx/ops/common.hpp>
+#include <yobx/onnx/ops/rounding.hpp>
 #include <yobx/shape/inference.hpp>
 
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -506,81 +505,18 @@ inline void space_to_depth(NodeContext& ctx) {
 
 namespace detail {
 
-/// A Resize scale's product as onnxruntime and ONNX's inference compute it: the size
-/// and the scale as float32, their product rounded to float32, then truncated.
-inline double float_product(std::int64_t d, float scale) {
-    return std::floor(static_cast<double>(static_cast<float>(d) * scale));
-}
-
-/// The fraction p/q that floor(d * p/q) writes a scale's float32 product with, for a
-/// symbolic d: of the fractions whose float32 is the scale (the convergents of its
-/// continued fraction, the scale's own m/2^k last), the first whose floor equals the
-/// float32 product at every d up to 2^16 (0.7f stands for 7/10: 20 * 0.7f rounds to
-/// 14, where the float's exact 20 * 11744051/2^24 is 13.99...). Past 2^16 the two may
-/// differ by one, where the float32 product rounds up to an integer (1.7f from 786,437).
-/// None when no fraction matches; checked once per scale in the process.
-struct ScaleFraction {
-    std::int64_t p = 0, q = 1;
-};
-inline std::optional<ScaleFraction> scale_fraction(float scale) {
-    static std::mutex mutex;
-    static std::map<float, std::optional<ScaleFraction>> known;
-    const std::lock_guard lock(mutex);
-    if (const auto it = known.find(scale); it != known.end()) return it->second;
-    constexpr int checked_bits = 16;
-    // the scale is num/den exactly: a 24-bit mantissa over a power of two, or times one
-    int e = 0;
-    const double m = std::frexp(static_cast<double>(scale), &e);  // scale = m * 2^e, 0.5 <= m < 1
-    const auto mantissa = static_cast<std::int64_t>(std::ldexp(m, 24));
-    std::optional<ScaleFraction> found;
-    if (e - 24 <= 62 - 24 - checked_bits && 24 - e <= 62) {
-        const std::int64_t num = e >= 24 ? mantissa << (e - 24) : mantissa, den = e >= 24 ? 1 : std::int64_t{1} << (24 - e);
-        std::int64_t odd = mantissa;
-        while (odd % 2 == 0) odd /= 2;
-        const auto stands_for = [&](std::int64_t p, std::int64_t q) {
-            if (static_cast<float>(static_cast<double>(p) / static_cast<double>(q)) != scale) return false;
-            if (p > (std::int64_t{1} << (62 - checked_bits))) return false;  // d*p within int64 for every d checked
-            // the scale itself with a short mantissa: every product checked is exact in float32
-            if (odd < (1 << (24 - checked_bits)) && p == num && q == den) return true;
-            // floor(d*p/q) kept as quotient and remainder from one d to the next
-            const std::int64_t whole = p / q, part = p % q;
-            std::int64_t quotient = 0, remainder = 0;
-            for (std::int64_t d = 1; d <= (std::int64_t{1} << checked_bits); ++d) {
-                quotient += whole;
-                remainder += part;
-                if (remainder >= q) {
-                    remainder -= q;
-                    ++quotient;
-                }
-                if (float_product(d, scale) != static_cast<double>(quotient)) return false;
-            }
-            return true;
-        };
-        // the convergents h/k of num/den's continued fraction, smallest denominators first
-        std::int64_t h0 = 0, h1 = 1, k0 = 1, k1 = 0, a = num, b = den;
-        while (b != 0 && !found) {
-            const std::int64_t t = a / b, r = a % b;
-            const std::int64_t h = t * h1 + h0, k = t * k1 + k0;  // at most num and den: no overflow
-            if (stands_for(h, k)) found = ScaleFraction{h, k};
-            h0 = h1, h1 = h, k0 = k1, k1 = k, a = b, b = r;
-        }
-    }
-    known.emplace(scale, found);
-    return found;
-}
-
-/// floor(d * scale) as the runtimes compute it (float_product): exact on a constant d,
-/// floor(d*p/q) on a symbolic one (scale_fraction), a fresh symbol when no fraction does.
+/// floor(d * scale) as the runtimes compute it, in float32 (rounding.hpp): exact on a constant
+/// d, floor(d*p/q) on a symbolic one, a fresh symbol when no fraction does.
 inline SymInt scaled(NodeContext& ctx, const SymInt& d, double scale) {
     const auto f = static_cast<float>(scale);
     if (!std::isfinite(f) || f < 0) ctx.fail("scale " + std::to_string(scale) + " is not a finite number >= 0");
     if (const auto c = d.maybe_constant()) {
-        const double r = float_product(*c, f);
+        const double r = float_rounded(*c, f, false, Rounding::floor);
         if (!fits_int64(r)) ctx.fail("scale " + std::to_string(scale) + " of " + std::to_string(*c) + " overflows");
         return static_cast<std::int64_t>(r);
     }
     if (f == 0) return SymInt(0);
-    const auto fraction = scale_fraction(f);
+    const auto fraction = rounding_fraction(f, false, Rounding::floor);
     if (!fraction) return ctx.fresh("Resize by a scale whose float32 product yobx cannot write as a fraction");
     if (fraction->q == 1) return ctx.simplify(d * fraction->p);
     return ctx.simplify(floordiv(d * fraction->p, fraction->q));
