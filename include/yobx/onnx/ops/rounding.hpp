@@ -45,7 +45,7 @@ struct ScaleFraction {
 
 /// The first convergent of c's continued fraction (1/c's when dividing) that stands for the
 /// float operation at every n up to 2^16, for c finite and > 0; none when no convergent does.
-/// Checked once per (c, operation, rounding) in the process.
+/// Checked once per (c, operation, rounding) in the process (the last 4,096 kept).
 template <class T>
 std::optional<ScaleFraction> rounding_fraction(T c, bool divide, Rounding r) {
     static std::mutex mutex;
@@ -94,6 +94,7 @@ std::optional<ScaleFraction> rounding_fraction(T c, bool divide, Rounding r) {
             h0 = h1, h1 = h, k0 = k1, k1 = k, a = b, b = rest;
         }
     }
+    if (known.size() >= 4096) known.clear();  // a process reading models of many constants keeps a bounded cache
     known.emplace(key, found);
     return found;
 }
