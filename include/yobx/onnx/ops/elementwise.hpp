@@ -363,7 +363,7 @@ inline void register_elementwise(OpRegistry& r) {
               1, same_as_input);
     r.add("", "Floor", 1, floor);
     r.add("", "Ceil", 1, ceil);
-    r.add("", "Round", 11, round);
+    r.add("", "Round", 1, round);
     r.add("", "Identity", 1, identity);
     r.add("", "Neg", 1, neg);
     r.add("", "Not", 1, logical_not);
