@@ -167,6 +167,18 @@ class ShapeGraph(Graph):
         fits = [v for v in self.vectors if length is None or v[1] == length]
         return self.rng.choice(fits) if fits else (None, None)
 
+    def operand(self):
+        """A scalar (length None) or a vector and its length, half and half when there are both."""
+        r = self.rng
+        return (r.choice(self.scalars), None) if self.scalars and (not self.vectors or r.random() < 0.5) else self.vector()
+
+    def keep(self, value, length):
+        """A computed value among the scalars (length None) or the vectors."""
+        if length is None:
+            self.scalars.append(value)
+        else:
+            self.vectors.append((value, length))
+
     def clipped(self, v, low, high=None):
         """v's values clamped to [low, high] (the sizes and counts a consumer accepts)."""
         v = self.node("Max", [v, self.const(low)])
@@ -195,7 +207,7 @@ class ShapeGraph(Graph):
                 self.vectors.append((self.node("Gather", [v, self.const(indices)], axis=0), len(indices)))
         elif op == "arith" and (self.vectors or self.scalars):
             o = r.choice(["Add", "Sub", "Mul", "Div", "Mod", "Max", "Min"])
-            a, length = (r.choice(self.scalars), None) if self.scalars and (not self.vectors or r.random() < 0.5) else self.vector()
+            a, length = self.operand()
             if r.random() < 0.5:
                 b = self.const({"Add": r.randint(-3, 5), "Sub": r.randint(-2, 4), "Mul": r.randint(1, 3), "Div": r.randint(1, 4),
                                 "Mod": r.randint(2, 5), "Max": r.randint(0, 20), "Min": r.randint(1, 30)}[o])
@@ -204,13 +216,10 @@ class ShapeGraph(Graph):
                 if o in ("Div", "Mod"):
                     b = self.clipped(b, 1)
             out = self.node(o, [a, b])
-            if length is None:
-                self.scalars.append(out)
-            else:
-                self.vectors.append((out, length))
+            self.keep(out, length)
         elif op == "float_arith" and (self.vectors or self.scalars):
             # a size through floats and back, as exporters write `int(h * 0.5)` and `math.ceil(h / 3)`
-            a, length = (r.choice(self.scalars), None) if self.scalars and (not self.vectors or r.random() < 0.5) else self.vector()
+            a, length = self.operand()
             dtype = r.choice([TensorProto.FLOAT, TensorProto.FLOAT, TensorProto.DOUBLE])
             np_type = np.float32 if dtype == TensorProto.FLOAT else np.float64
             f = self.node("Cast", [a], to=dtype)
@@ -228,10 +237,7 @@ class ShapeGraph(Graph):
             if rounding:
                 f = self.node(rounding, [f])
             out = self.node("Cast", [f], to=TensorProto.INT64)
-            if length is None:
-                self.scalars.append(out)
-            else:
-                self.vectors.append((out, length))
+            self.keep(out, length)
         elif op == "concat" and (self.vectors or self.scalars):
             parts, length = [], 0
             for _ in range(r.randint(1, 3)):
