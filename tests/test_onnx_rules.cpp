@@ -307,6 +307,22 @@ TEST_CASE("Range, ConstantOfShape and Where propagate the values of shape comput
     CHECK(values_of(run(env, "Where", 17, {&*eq[0], &one, &target})[0]) == "[1, n]");
 }
 
+TEST_CASE("Max, Min and Sum keep the values of every input, broadcast; none where one is not known") {
+    ShapeEnv env;
+    const SymInt a = env.create_symbol("a", std::nullopt, ValueRange::size());
+    const SymInt b = env.create_symbol("b", std::nullopt, ValueRange::size());
+    const TensorInfo ab = ints_tensor({a, b}), three = ints_tensor({3}), b1 = ints_tensor({b, 1});
+    CHECK(values_of(run(env, "Sum", 17, {&ab, &three, &b1})[0]) == "[a + b + 3, b + 4]");
+    CHECK(values_of(run(env, "Max", 17, {&ab, &three})[0]) == "[Max(3, a), Max(3, b)]");
+    CHECK(values_of(run(env, "Min", 17, {&three, &b1, &ab})[0]) == "[Min(3, a, b), Min(1, b)]");  // b may be 0
+    CHECK(values_of(run(env, "Sum", 17, {&ab})[0]) == "[a, b]");
+    const TensorInfo unknown = TensorInfo::of(elem::int64, {2});
+    CHECK(values_of(run(env, "Sum", 17, {&ab, &three, &unknown})[0]) == "none");
+    const TensorInfo abc = ints_tensor({a, b, 7});
+    CHECK(test::error_of<value_error>([&] { run(env, "Max", 17, {&three, &ab, &abc}); }) ==
+          "Max: shapes [1], [2] and [3] cannot be broadcast: at output dimension 0, 2 and 3 are not equal and neither is 1");
+}
+
 TEST_CASE("sizes through floats: Cast, Mul or Div by a constant, then Floor, Ceil or a Cast back, rounded as the runtimes round") {
     ShapeEnv env;
     const SymInt h = env.create_symbol("h", std::nullopt, ValueRange{0, ValueRange::inf});

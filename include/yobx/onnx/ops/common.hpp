@@ -8,9 +8,12 @@
 #include <yobx/shape/rules.hpp>
 #include <yobx/shape/sym_tensor.hpp>
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace yobx::onnx::ops {
@@ -103,24 +106,42 @@ inline SymInt ceil_div(const SymInt& a, const SymInt& b) { return floordiv(a + b
 /// margin below 2^63; NaN does not).
 inline bool fits_int64(double v) { return v > -9.2e18 && v < 9.2e18; }
 
-/// Elementwise values of a binary op with broadcasting of two value lists (lengths equal or 1).
+/// Two value lists broadcast against each other (lengths equal or 1; an empty one gives none),
+/// each pair by `f`, which returns a std::optional: nullopt for the whole when the lengths do not
+/// broadcast or `f` gives nullopt for a pair.
+template <class A, class B, class F>
+auto broadcast_pairs(const std::vector<A>& a, const std::vector<B>& b, F f)
+    -> std::optional<std::vector<typename decltype(f(a[0], b[0]))::value_type>> {
+    if (a.size() != b.size() && a.size() != 1 && b.size() != 1) return std::nullopt;
+    const std::size_t n = a.empty() || b.empty() ? 0 : std::max(a.size(), b.size());
+    std::vector<typename decltype(f(a[0], b[0]))::value_type> out;
+    out.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        auto v = f(a[a.size() == 1 ? 0 : i], b[b.size() == 1 ? 0 : i]);
+        if (!v) return std::nullopt;
+        out.push_back(std::move(*v));
+    }
+    return out;
+}
+
+/// Elementwise values of a binary op of two value lists (broadcast_pairs), each simplified.
+template <class F>
+std::optional<std::vector<SymInt>> combine_values(const NodeContext& ctx, const std::vector<SymInt>& a, const std::vector<SymInt>& b,
+                                                  F f) {
+    return broadcast_pairs(a, b, [&](const SymInt& x, const SymInt& y) -> std::optional<SymInt> {
+        auto v = f(x, y);
+        if (!v) return std::nullopt;
+        return ctx.simplify(*v);
+    });
+}
+
+/// Elementwise values of a binary op of inputs `ia` and `ib`: none unless both have values.
 template <class F>
 std::optional<std::vector<SymInt>> combine_values(const NodeContext& ctx, std::size_t ia, std::size_t ib, F f) {
     const auto* a = ctx.values(ia);
     const auto* b = ctx.values(ib);
     if (a == nullptr || b == nullptr) return std::nullopt;
-    const auto &va = **a, &vb = **b;
-    if (va.size() != vb.size() && va.size() != 1 && vb.size() != 1) return std::nullopt;
-    // an empty side broadcasts to empty (against 1 element)
-    const std::size_t n = va.empty() || vb.empty() ? 0 : std::max(va.size(), vb.size());
-    std::vector<SymInt> out;
-    out.reserve(n);
-    for (std::size_t i = 0; i < n; ++i) {
-        auto v = f(va[va.size() == 1 ? 0 : i], vb[vb.size() == 1 ? 0 : i]);
-        if (!v) return std::nullopt;
-        out.push_back(ctx.simplify(*v));
-    }
-    return out;
+    return combine_values(ctx, **a, **b, f);
 }
 
 /// The ints of attribute `name`, or of input `input` when the opset moved them there

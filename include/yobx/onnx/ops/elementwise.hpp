@@ -180,17 +180,6 @@ inline std::optional<std::vector<SymInt>> integer_values(const NodeContext& ctx,
     return out;
 }
 
-/// Two value lists broadcast (lengths equal or 1; an empty one gives none), each pair by f.
-template <class A, class B, class F>
-auto broadcast_pairs(const std::vector<A>& a, const std::vector<B>& b, F f) -> std::optional<std::vector<decltype(f(a[0], b[0]))>> {
-    if (a.size() != b.size() && a.size() != 1 && b.size() != 1) return std::nullopt;
-    const std::size_t n = a.empty() || b.empty() ? 0 : std::max(a.size(), b.size());
-    std::vector<decltype(f(a[0], b[0]))> out;
-    out.reserve(n);
-    for (std::size_t i = 0; i < n; ++i) out.push_back(f(a[a.size() == 1 ? 0 : i], b[b.size() == 1 ? 0 : i]));
-    return out;
-}
-
 /// Add, Sub, Mul, Div of float32 or float64 tensors holding integers: exact integers (Add,
 /// Sub, Mul of two), or integers times or over float constants, kept as ScaledValues for the
 /// Floor, Ceil or Cast that follows (`h * 0.5`, `h / 3.0`); any other division, no values.
@@ -200,12 +189,12 @@ inline void float_arithmetic(NodeContext& ctx, char op) {
         const auto a = integer_values(ctx, 0), b = integer_values(ctx, 1);
         const auto ra = ctx.real_values(0), rb = ctx.real_values(1);
         if (a && b && op != '/') {
-            out.values = broadcast_pairs(*a, *b, [&](const SymInt& x, const SymInt& y) {
-                return ctx.simplify(op == '+' ? x + y : op == '-' ? x - y : x * y);
+            out.values = combine_values(ctx, *a, *b, [op](const SymInt& x, const SymInt& y) {
+                return std::optional<SymInt>(op == '+' ? x + y : op == '-' ? x - y : x * y);
             });
         } else if ((op == '*' || op == '/') && ((a && rb) || (op == '*' && b && ra))) {
             const bool left = a && rb;  // the integers on the left: x * c, x / c; else c * x
-            const auto pairs = broadcast_pairs(left ? *a : *b, left ? *rb : *ra, [](const SymInt& x, double c) { return std::pair(x, c); });
+            const auto pairs = broadcast_pairs(left ? *a : *b, left ? *rb : *ra, [](const SymInt& x, double c) { return std::optional(std::pair(x, c)); });
             if (pairs) {
                 out.scaled = ScaledValues{{}, {}, op == '/'};
                 for (const auto& [x, c] : *pairs) {
@@ -236,22 +225,18 @@ inline void div(NodeContext& ctx) {
     if (elem::holds_integer_floats(ctx.elem_type(0))) return detail::float_arithmetic(ctx, '/');
     arithmetic(ctx, [&](const SymInt& a, const SymInt& b) { return detail::truncated_div(ctx, a, b); });
 }
-/// Floor and Ceil: a float's integer values kept, a scaled float's (`h * 0.5`) rounded (`h//2`).
-inline void round_to_integer(NodeContext& ctx, Rounding r) {
+/// Floor, Ceil and Round: a float's integer values kept; a scaled float's (`h * 0.5`) rounded
+/// (`h//2`) by Floor and Ceil (`r`); Round's ties go to even, not followed (no `r`: no values).
+inline void round_to_integer(NodeContext& ctx, std::optional<Rounding> r) {
     TensorInfo out = TensorInfo::of(ctx.elem_type(0), ctx.shape(0));
     const TensorInfo* in = ctx.input(0);
     if (in->values) out.values = in->values;
-    else if (in->scaled) out.values = rounded(ctx, in->elem_type, *in->scaled, r);
+    else if (in->scaled && r) out.values = rounded(ctx, in->elem_type, *in->scaled, *r);
     ctx.set_output(0, std::move(out));
 }
 inline void floor(NodeContext& ctx) { round_to_integer(ctx, Rounding::floor); }
 inline void ceil(NodeContext& ctx) { round_to_integer(ctx, Rounding::ceil); }
-/// Round: a float's integer values kept (a scaled float's ties go to even: not followed).
-inline void round(NodeContext& ctx) {
-    TensorInfo out = TensorInfo::of(ctx.elem_type(0), ctx.shape(0));
-    out.values = ctx.input(0)->values;
-    ctx.set_output(0, std::move(out));
-}
+inline void round(NodeContext& ctx) { round_to_integer(ctx, std::nullopt); }
 inline void mod(NodeContext& ctx) {
     const bool fmod = ctx.attr_int("fmod", 0) != 0;
     arithmetic(ctx, [&](const SymInt& a, const SymInt& b) -> std::optional<SymInt> {
@@ -300,21 +285,7 @@ void variadic(NodeContext& ctx, F f) {
         v = **ctx.values(0);
         for (std::size_t i = 1; i < ctx.input_count() && v; ++i) {
             const auto* next = ctx.values(i);
-            if (next == nullptr || (v->size() != (*next)->size() && v->size() != 1 && (*next)->size() != 1)) {
-                v.reset();
-                break;
-            }
-            const std::size_t n = v->empty() || (*next)->empty() ? 0 : std::max(v->size(), (*next)->size());
-            std::vector<SymInt> r;
-            for (std::size_t k = 0; k < n; ++k) {
-                auto x = f((*v)[v->size() == 1 ? 0 : k], (**next)[(*next)->size() == 1 ? 0 : k]);
-                if (!x) {
-                    v.reset();
-                    break;
-                }
-                r.push_back(ctx.simplify(*x));
-            }
-            if (v) v = std::move(r);
+            v = next == nullptr ? std::nullopt : combine_values(ctx, *v, **next, f);
         }
     }
     ctx.set_output(0, ctx.elem_type(0), std::move(out), std::move(v));
