@@ -205,6 +205,10 @@ TEST_CASE("Resize by scales is exact on a symbolic size, by sizes takes them") {
     CHECK(shape_of(run(env, "Resize", 13, {&x, nullptr, &scales})[0]) == "[1, 3, h//2, 15]");
     scales.reals = std::vector<double>{1, 1, 2, 2};
     CHECK(shape_of(run(env, "Resize", 10, {&x, &scales})[0]) == "[1, 3, 2*h, 20]");
+    // a dim is a size in every valid graph, whether or not the ShapeEnv proves it (h - 3 >= 0)
+    const TensorInfo cropped = TensorInfo::of(elem::float32, {1, 3, SymInt::symbol("h") - 3, 10});
+    scales.reals = std::vector<double>{1, 1, 0.5, 0.7};
+    CHECK(shape_of(run(env, "Resize", 13, {&cropped, nullptr, &scales})[0]) == "[1, 3, (h + 1)//2 - 2, 7]");  // (h - 3)//2
     const TensorInfo sizes = ints_tensor({1, 3, 7, SymInt::symbol("w")});
     CHECK(shape_of(run(env, "Resize", 13, {&x, nullptr, nullptr, &sizes})[0]) == "[1, 3, 7, w]");
 }

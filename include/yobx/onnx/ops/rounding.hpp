@@ -99,8 +99,10 @@ std::optional<ScaleFraction> rounding_fraction(T c, bool divide, Rounding r) {
     return found;
 }
 
+/// rounded(), in T; `dim`: n is a dimension, >= 0 in every valid graph (Resize's scales), not
+/// asked of the ShapeEnv.
 template <class T>
-std::optional<SymInt> rounded_as(NodeContext& ctx, const SymInt& n, T c, bool divide, Rounding r) {
+std::optional<SymInt> rounded_as(NodeContext& ctx, const SymInt& n, T c, bool divide, Rounding r, bool dim = false) {
     if (!std::isfinite(c) || (divide && c == 0)) return std::nullopt;
     if (const auto k = n.maybe_constant()) {
         const double v = float_rounded(*k, c, divide, r);
@@ -108,10 +110,10 @@ std::optional<SymInt> rounded_as(NodeContext& ctx, const SymInt& n, T c, bool di
         return SymInt(static_cast<std::int64_t>(v));
     }
     if (c == 0) return SymInt(0);
-    if (!ctx.env().statically_known_true(n >= 0)) return std::nullopt;  // the fractions are checked on n >= 0
+    if (!dim && !ctx.env().statically_known_true(n >= 0)) return std::nullopt;  // the fractions are checked on n >= 0
     if (c < 0) {  // -(n * |c|) rounds as n * |c| does, mirrored: floor(-x) = -ceil(x), trunc(-x) = -floor(x) for x >= 0
         const Rounding mirrored = r == Rounding::ceil ? Rounding::floor : r == Rounding::floor ? Rounding::ceil : Rounding::floor;
-        const auto v = rounded_as(ctx, n, -c, divide, mirrored);
+        const auto v = rounded_as(ctx, n, -c, divide, mirrored, dim);
         if (!v) return std::nullopt;
         return ctx.simplify(-*v);
     }

@@ -16,6 +16,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace yobx::onnx::ops {
@@ -515,11 +516,8 @@ inline SymInt scaled(NodeContext& ctx, const SymInt& d, double scale) {
         if (!fits_int64(r)) ctx.fail("scale " + std::to_string(scale) + " of " + std::to_string(*c) + " overflows");
         return static_cast<std::int64_t>(r);
     }
-    if (f == 0) return SymInt(0);
-    const auto fraction = rounding_fraction(f, false, Rounding::floor);
-    if (!fraction) return ctx.fresh("Resize by a scale whose float32 product yobx cannot write as a fraction");
-    if (fraction->q == 1) return ctx.simplify(d * fraction->p);
-    return ctx.simplify(floordiv(d * fraction->p, fraction->q));
+    if (auto v = rounded_as(ctx, d, f, false, Rounding::floor, true)) return std::move(*v);
+    return ctx.fresh("Resize by a scale whose float32 product yobx cannot write as a fraction");
 }
 
 }  // namespace detail
