@@ -34,6 +34,8 @@ import onnxruntime
 import yobx.onnx
 
 INT64_MAX = 2**63 - 1
+# ConstantOfShape's value attribute (make_node copies it into each node)
+ONE = helper.make_tensor("value", TensorProto.FLOAT, [1], [1.0])
 POOLS = ("MaxPool", "AveragePool")
 
 
@@ -264,8 +266,7 @@ class ShapeGraph(Graph):
         elif op == "constant_of_shape" and self.vectors:
             v, length = self.vector()
             if 1 <= length <= 4:
-                one = helper.make_tensor("value", TensorProto.FLOAT, [1], [1.0])
-                self.add(self.node("ConstantOfShape", [self.clipped(v, 1, 64)], value=one), length, True)
+                self.add(self.node("ConstantOfShape", [self.clipped(v, 1, 64)], value=ONE), length, True)
         elif op == "range" and self.scalars:
             limit = self.clipped(r.choice(self.scalars), 0, 10000)
             ranged = self.node("Range", [self.const(r.randint(0, 2)), limit, self.const(r.choice([1, 1, 2, 3]))])
@@ -334,8 +335,7 @@ class ShapeGraph(Graph):
         elif op == "space_to_depth" and rank == 4:
             self.add(self.node("SpaceToDepth", [x], blocksize=2), 4, False)
         elif op == "layer_norm" and rank and full:
-            one = helper.make_tensor("value", TensorProto.FLOAT, [1], [1.0])
-            scale = self.node("ConstantOfShape", [self.node("Shape", [x], start=-1)], value=one)
+            scale = self.node("ConstantOfShape", [self.node("Shape", [x], start=-1)], value=ONE)
             self.add(self.node("LayerNormalization", [x, scale], axis=-1), rank, full)
 
     def add(self, value, rank, full):
