@@ -106,9 +106,9 @@ inline SymInt ceil_div(const SymInt& a, const SymInt& b) { return floordiv(a + b
 /// margin below 2^63; NaN does not).
 inline bool fits_int64(double v) { return v > -9.2e18 && v < 9.2e18; }
 
-/// Two value lists broadcast against each other (lengths equal or 1; an empty one gives none),
-/// each pair by `f`, which returns a std::optional: nullopt for the whole when the lengths do not
-/// broadcast or `f` gives nullopt for a pair.
+/// Two value lists broadcast against each other (lengths equal or 1; an empty one against one
+/// element gives an empty list), each pair by `f`, which returns a std::optional: nullopt for
+/// the whole when the lengths do not broadcast or `f` gives nullopt for a pair.
 template <class A, class B, class F>
 auto broadcast_pairs(const std::vector<A>& a, const std::vector<B>& b, F f)
     -> std::optional<std::vector<typename decltype(f(a[0], b[0]))::value_type>> {
