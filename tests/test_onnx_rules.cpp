@@ -311,7 +311,7 @@ TEST_CASE("Range, ConstantOfShape and Where propagate the values of shape comput
     CHECK(values_of(run(env, "Where", 17, {&*eq[0], &one, &target})[0]) == "[1, n]");
 }
 
-TEST_CASE("Max, Min and Sum keep the values of every input, broadcast; none where one is not known") {
+TEST_CASE("Max, Min and Sum keep the values of every input, broadcast, and none where one is not known") {
     ShapeEnv env;
     const SymInt a = env.create_symbol("a", std::nullopt, ValueRange::size());
     const SymInt b = env.create_symbol("b", std::nullopt, ValueRange::size());
