@@ -325,14 +325,10 @@ private:
         same_dtype(op, a, b);
         Shape out = shape::broadcast(*env_, {a.shape(), b.shape()}, policy_, op, where);
         if (!a.values() || !b.values() || out.size() > 1) return SymTensor(std::move(out), a.dtype());
-        const std::size_t n = a.values()->size() == 1 ? b.values()->size() : a.values()->size();
-        std::vector<SymInt> values;
-        for (std::size_t i = 0; i < n; ++i) {
-            const SymInt& x = (*a.values())[a.values()->size() == 1 ? 0 : i];
-            const SymInt& y = (*b.values())[b.values()->size() == 1 ? 0 : i];
-            values.push_back(env_->simplify(f(x, y)));
-        }
-        return SymTensor(std::move(out), a.dtype(), std::move(values));
+        auto values = shape::detail::broadcast_pairs(*a.values(), *b.values(),
+                                                     [&](const SymInt& x, const SymInt& y) { return std::optional(env_->simplify(f(x, y))); });
+        if (!values) return SymTensor(std::move(out), a.dtype());
+        return SymTensor(std::move(out), a.dtype(), std::move(*values));
     }
 
     template <class = void>

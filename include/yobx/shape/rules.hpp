@@ -146,6 +146,24 @@ inline bool open_end(const SymInt& end) {
     return c && open_end(*c);
 }
 
+/// Two value lists broadcast against each other (lengths equal or 1; an empty one against one
+/// element gives an empty list), each pair by `f`, which returns a std::optional: nullopt for
+/// the whole when the lengths do not broadcast or `f` gives nullopt for a pair.
+template <class A, class B, class F>
+auto broadcast_pairs(const std::vector<A>& a, const std::vector<B>& b, F f)
+    -> std::optional<std::vector<typename decltype(f(a[0], b[0]))::value_type>> {
+    if (a.size() != b.size() && a.size() != 1 && b.size() != 1) return std::nullopt;
+    const std::size_t n = a.empty() || b.empty() ? 0 : std::max(a.size(), b.size());
+    std::vector<typename decltype(f(a[0], b[0]))::value_type> out;
+    out.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        auto v = f(a[a.size() == 1 ? 0 : i], b[b.size() == 1 ? 0 : i]);
+        if (!v) return std::nullopt;
+        out.push_back(std::move(*v));
+    }
+    return out;
+}
+
 /// Min(Max(v, lo), hi), without Max/Min where the ShapeEnv proves them useless.
 /// When hi < lo (an empty dimension's [0, -1]) the result is hi.
 template <class = void>

@@ -8,12 +8,9 @@
 #include <yobx/shape/rules.hpp>
 #include <yobx/shape/sym_tensor.hpp>
 
-#include <algorithm>
-#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
 namespace yobx::onnx::ops {
@@ -106,29 +103,11 @@ inline SymInt ceil_div(const SymInt& a, const SymInt& b) { return floordiv(a + b
 /// margin below 2^63; NaN does not).
 inline bool fits_int64(double v) { return v > -9.2e18 && v < 9.2e18; }
 
-/// Two value lists broadcast against each other (lengths equal or 1; an empty one against one
-/// element gives an empty list), each pair by `f`, which returns a std::optional: nullopt for
-/// the whole when the lengths do not broadcast or `f` gives nullopt for a pair.
-template <class A, class B, class F>
-auto broadcast_pairs(const std::vector<A>& a, const std::vector<B>& b, F f)
-    -> std::optional<std::vector<typename decltype(f(a[0], b[0]))::value_type>> {
-    if (a.size() != b.size() && a.size() != 1 && b.size() != 1) return std::nullopt;
-    const std::size_t n = a.empty() || b.empty() ? 0 : std::max(a.size(), b.size());
-    std::vector<typename decltype(f(a[0], b[0]))::value_type> out;
-    out.reserve(n);
-    for (std::size_t i = 0; i < n; ++i) {
-        auto v = f(a[a.size() == 1 ? 0 : i], b[b.size() == 1 ? 0 : i]);
-        if (!v) return std::nullopt;
-        out.push_back(std::move(*v));
-    }
-    return out;
-}
-
-/// Elementwise values of a binary op of two value lists (broadcast_pairs), each simplified.
+/// Elementwise values of a binary op of two value lists (shape::detail::broadcast_pairs), each simplified.
 template <class F>
 std::optional<std::vector<SymInt>> combine_values(const NodeContext& ctx, const std::vector<SymInt>& a, const std::vector<SymInt>& b,
                                                   F f) {
-    return broadcast_pairs(a, b, [&](const SymInt& x, const SymInt& y) -> std::optional<SymInt> {
+    return shape::detail::broadcast_pairs(a, b, [&](const SymInt& x, const SymInt& y) -> std::optional<SymInt> {
         auto v = f(x, y);
         if (!v) return std::nullopt;
         return ctx.simplify(*v);

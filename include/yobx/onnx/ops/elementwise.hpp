@@ -195,7 +195,7 @@ inline void float_arithmetic(NodeContext& ctx, char op) {
         } else if ((op == '*' || op == '/') && ((a && rb) || (op == '*' && b && ra))) {
             const bool left = a && rb;  // the integers on the left: x * c, x / c; else c * x
             const auto pairs =
-                broadcast_pairs(left ? *a : *b, left ? *rb : *ra, [](const SymInt& x, double c) { return std::optional(std::pair(x, c)); });
+                shape::detail::broadcast_pairs(left ? *a : *b, left ? *rb : *ra, [](const SymInt& x, double c) { return std::optional(std::pair(x, c)); });
             if (pairs) {
                 out.scaled = ScaledValues{{}, {}, op == '/'};
                 for (const auto& [x, c] : *pairs) {
