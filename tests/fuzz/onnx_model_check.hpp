@@ -291,9 +291,10 @@ inline std::string infer_or_error(::onnx::ModelProto& m, const yobx::onnx::Infer
 }
 
 /// A serialized model through infer_shapes: only yobx errors, and a readable result.
-/// Read twice: parsed whole by protobuf, and by ModelFile, which leaves the large
-/// initializer payloads out; both must read the same model, infer the same shapes
-/// and write the same bytes once reparsed.
+/// Read three times: parsed whole by protobuf, by ModelFile, which leaves the large
+/// initializer payloads out, and by LightModel (Payloads::none), which parses no node;
+/// all must read the same model, infer the same shapes and write the same bytes once
+/// reparsed.
 inline void check_onnx_bytes(const std::uint8_t* data, std::size_t size) {
     ::onnx::ModelProto m;
     const bool parsed = size <= static_cast<std::size_t>(std::numeric_limits<int>::max()) &&
@@ -328,6 +329,15 @@ inline void check_onnx_bytes(const std::uint8_t* data, std::size_t size) {
         light_error = e.what();
     }
     if (light_error != error) defect("infer_shapes_serialized fails otherwise than infer_shapes: '" + light_error + "'");
+    // read by LightModel (what Payloads::none reads, unless it gives up): only what protobuf reads, the same error
+    if (yobx::onnx::detail::LightModel().read(bytes, {}) && !parsed) defect("LightModel reads what protobuf refuses");
+    std::string none_error;
+    try {
+        (void)yobx::onnx::infer_shapes_serialized(bytes, options, yobx::onnx::Payloads::none);
+    } catch (const yobx::error& e) {
+        none_error = e.what();
+    }
+    if (none_error != error) defect("Payloads::none fails otherwise than infer_shapes: '" + none_error + "'");
     if (!error.empty()) return;
     check_written_types(m);
     check_memory(m);

@@ -28,10 +28,12 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace yobx::onnx {
@@ -95,9 +97,11 @@ private:
 namespace detail {
 /// infer_shapes, the main graph's value_info serialized into `value_info` if given (see
 /// Walker::write_graph_types) instead of written into the model; the walk's state left to
-/// `leftovers` to free, if given.
-inline ShapeReport infer_shapes(::onnx::ModelProto& model, const InferenceOptions& options, std::string* value_info,
-                                Leftovers* leftovers = nullptr) {
+/// `leftovers` to free, if given. `model` is a ModelProto, or a LightModel (with `whole`, the
+/// ModelProto ONNX's inference takes if a node needs the fallback, asked then).
+template <class Model>
+ShapeReport infer_shapes(Model& model, const InferenceOptions& options, std::string* value_info, Leftovers* leftovers = nullptr,
+                         std::function<const ::onnx::ModelProto*()> whole = nullptr) {
     const auto start = std::chrono::steady_clock::now();
     std::map<std::string, int, std::less<>> opsets;
     for (const auto& o : model.opset_import()) opsets[o.domain() == "ai.onnx" ? "" : o.domain()] = static_cast<int>(o.version());
@@ -110,7 +114,8 @@ inline ShapeReport infer_shapes(::onnx::ModelProto& model, const InferenceOption
     // on the heap, so that `leftovers` can take them (the walker's references to `report`,
     // `opsets` and `options` are not used by its destructor)
     auto walker = std::make_unique<Walker>(options, report, opsets);
-    walker->set_model(&model);
+    if constexpr (std::is_same_v<Model, ::onnx::ModelProto>) walker->set_model(&model);
+    else walker->set_model_source(std::move(whole));
     auto scope = std::make_unique<Walker::Scope>();
     auto produced = std::make_unique<Walker::Produced>();
     // the walk reads the model and writes nothing: an error leaves it as it was
@@ -118,6 +123,7 @@ inline ShapeReport infer_shapes(::onnx::ModelProto& model, const InferenceOption
     walker->check_hints();
     walker->write_subgraphs();
     walker->write_graph_types(*model.mutable_graph(), *scope, value_info, produced.get());
+    walker->set_model_source(nullptr);  // (a source refers to the caller's locals)
     report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (leftovers != nullptr) {
         leftovers->keep(std::move(produced));

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <yobx/adapters/onnx.hpp>
+#include <yobx/adapters/onnx/light_model.hpp>
 
 #include <cstdint>
 #include <map>
@@ -54,6 +55,51 @@ inline bool has_subgraph(const ::onnx::GraphProto& g) {
             if (a.has_g() || a.graphs_size() > 0) return true;
     return false;
 }
+
+/// Payloads::none on a model LightModel reads (no subgraph, no control flow): the graph's types
+/// written as the walk of the parsed model writes them, without protobuf's parse of the graph
+/// (ONNX's inference, if a node needs it, gets the model parsed then). False if it does not read it.
+inline bool infer_light(std::string_view bytes, const InferenceOptions& options, const std::string& name, std::size_t left_from,
+                        Leftovers* leftovers, SerializedShapes& out) {
+    auto light = std::make_unique<LightModel>();
+    if (!light->read(bytes, options.model_dir)) return false;
+    std::unique_ptr<ModelFile> whole;
+    out.report = infer_shapes(*light, options, &out.model, leftovers, [&]() -> const ::onnx::ModelProto* {
+        if (!whole) whole = std::make_unique<ModelFile>(ModelFile::view(bytes, name, left_from));
+        return &whole->model();
+    });
+    for (const auto& v : light->graph().output()) wire::put_message(out.model, 12, v);  // GraphProto.output
+    out.graph_types = true;
+    if (leftovers != nullptr) {
+        leftovers->keep(std::move(light));
+        if (whole) leftovers->keep(std::move(whole));
+    }
+    return true;
+}
+
+/// infer_shapes_serialized; `light` false: never through LightModel (what tests compare it with).
+inline SerializedShapes infer_shapes_serialized(std::string_view bytes, const InferenceOptions& options, Payloads payloads,
+                                                std::string name, std::size_t left_from, Leftovers* leftovers, bool light) {
+    SerializedShapes out;
+    if (light && payloads == Payloads::none && infer_light(bytes, options, name, left_from, leftovers, out)) return out;
+    auto file = std::make_unique<ModelFile>(ModelFile::view(bytes, std::move(name), left_from));
+    if (payloads == Payloads::none && !has_subgraph(file->model().graph())) {
+        // the value_info serialized as the walk writes it (no message built), then the outputs
+        out.report = infer_shapes(file->model(), options, &out.model, leftovers);
+        for (const auto& v : file->model().graph().output()) wire::put_message(out.model, 12, v);  // GraphProto.output
+        out.graph_types = true;
+    } else {
+        out.report = infer_shapes(file->model(), options, nullptr, leftovers);
+        if (payloads == Payloads::put_back) {
+            out.model = file->serialize();
+        } else {
+            out.left_out = file->left_out();
+            if (!file->model().SerializeToString(&out.model)) throw value_error("the shaped model does not serialize");
+        }
+    }
+    if (leftovers != nullptr) leftovers->keep(std::move(file));
+    return out;
+}
 }  // namespace detail
 
 /// infer_shapes on a serialized model (`name` stands for it in errors). The payloads left out
@@ -65,24 +111,7 @@ inline bool has_subgraph(const ::onnx::GraphProto& g) {
 inline SerializedShapes infer_shapes_serialized(std::string_view bytes, const InferenceOptions& options,
                                                 Payloads payloads = Payloads::left_out, std::string name = "<bytes>",
                                                 std::size_t left_from = 1024, Leftovers* leftovers = nullptr) {
-    auto file = std::make_unique<ModelFile>(ModelFile::view(bytes, std::move(name), left_from));
-    SerializedShapes out;
-    if (payloads == Payloads::none && !detail::has_subgraph(file->model().graph())) {
-        // the value_info serialized as the walk writes it (no message built), then the outputs
-        out.report = detail::infer_shapes(file->model(), options, &out.model, leftovers);
-        for (const auto& v : file->model().graph().output()) detail::wire::put_message(out.model, 12, v);  // GraphProto.output
-        out.graph_types = true;
-    } else {
-        out.report = detail::infer_shapes(file->model(), options, nullptr, leftovers);
-        if (payloads == Payloads::put_back) {
-            out.model = file->serialize();
-        } else {
-            out.left_out = file->left_out();
-            if (!file->model().SerializeToString(&out.model)) throw value_error("the shaped model does not serialize");
-        }
-    }
-    if (leftovers != nullptr) leftovers->keep(std::move(file));
-    return out;
+    return detail::infer_shapes_serialized(bytes, options, payloads, std::move(name), left_from, leftovers, true);
 }
 
 /// A value's shape at given sizes: each dim's value, nullopt where it is not known

@@ -9,6 +9,7 @@
 
 #include <yobx/adapters/onnx/protobuf.hpp>
 
+#include <yobx/adapters/onnx/light_model.hpp>
 #include <yobx/adapters/onnx/options.hpp>
 #include <yobx/adapters/onnx/tensors.hpp>
 #include <yobx/adapters/onnx/wire.hpp>
@@ -22,15 +23,19 @@
 #include <charconv>
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
 #include <optional>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -50,7 +55,12 @@ public:
 
     ShapeEnv& env() { return env_; }
     /// The model ONNX's own inference runs on when a node needs the fallback.
-    void set_model(const ::onnx::ModelProto* model) { model_ = model; }
+    void set_model(const ::onnx::ModelProto* model) {
+        model_source_ = model != nullptr ? std::function<const ::onnx::ModelProto*()>([model] { return model; }) : nullptr;
+    }
+    /// ... or where it comes from, asked at the first node that needs it (a LightModel's
+    /// walk parses the model then); none: no fallback.
+    void set_model_source(std::function<const ::onnx::ModelProto*()> source) { model_source_ = std::move(source); }
 
     /// The values of a graph by name. The names are views of the model's strings (node outputs,
     /// inputs, initializers), which live as long as the walk and which it never changes.
@@ -110,12 +120,12 @@ public:
         std::vector<const TensorInfo*> slots;
     };
 
-    /// Walks a graph in `scope` (which holds the outer values), filling it with every value;
-    /// `produced`, if given, gets where each node's outputs went.
-    void walk(::onnx::GraphProto& g, Scope& scope, std::vector<const Scope*> outer, Produced* produced = nullptr) {
+    /// Walks a graph (a GraphProto, or a LightGraph) in `scope` (which holds the outer values),
+    /// filling it with every value; `produced`, if given, gets where each node's outputs went.
+    template <class Graph>
+    void walk(Graph& g, Scope& scope, std::vector<const Scope*> outer, Produced* produced = nullptr) {
         scope.reserve(scope.size() + static_cast<std::size_t>(g.initializer_size() + g.input_size() + 2 * g.node_size()));
-        for (const auto& init : g.initializer())
-            scope[init.name()] = tensor_info(init, TensorName{"initializer", init.name()}, options_.model_dir);
+        for (auto& init : g.initializer()) scope[init.name()] = initializer_info(init);
         for (const auto& in : g.input()) {
             if (scope.count(in.name())) continue;
             // a sequence, map or optional input is a value of unknown shape
@@ -133,9 +143,18 @@ public:
             run_node(*g.mutable_node(index), scope, outer, produced ? produced->slots.data() + produced->first[static_cast<std::size_t>(index)] : nullptr);
     }
 
+    TensorInfo initializer_info(const ::onnx::TensorProto& init) const {
+        return tensor_info(init, TensorName{"initializer", init.name()}, options_.model_dir);
+    }
+    static TensorInfo initializer_info(LightInitializer& init) {
+        if (init.error) std::rethrow_exception(init.error);
+        return std::move(init.info);
+    }
+
     /// Node indices in an order where each input is produced before it is used; a cycle is an error.
     /// The names are views of the graph's strings, which the walk does not change.
-    std::vector<int> topological_order(const ::onnx::GraphProto& g, const std::vector<const Scope*>& known) {
+    template <class Graph>
+    std::vector<int> topological_order(const Graph& g, const std::vector<const Scope*>& known) {
         const auto n_nodes = static_cast<std::size_t>(g.node_size());
         std::unordered_map<std::string_view, int> producer;
         producer.reserve(2 * n_nodes);
@@ -206,9 +225,13 @@ public:
         return order;
     }
 
-    static std::string describe(const ::onnx::NodeProto& n) {
-        return "'" + (n.name().empty() ? (n.output_size() ? n.output(0) : std::string("?")) : n.name()) + "' (" +
-               (n.domain().empty() ? "" : n.domain() + ".") + n.op_type() + ")";
+    template <class Node>
+    static std::string describe(const Node& n) {
+        std::string out = "'";
+        out += n.name().empty() ? (n.output_size() ? std::string_view(n.output(0)) : std::string_view("?")) : std::string_view(n.name());
+        out += "' (";
+        if (!n.domain().empty()) (out += n.domain()) += ".";
+        return (out += n.op_type()) += ")";
     }
 
     /// A node's inputs and the outer values its subgraphs read, into `v` (views of the graph's names).
@@ -216,6 +239,9 @@ public:
         v.assign(n.input().begin(), n.input().end());
         for (const auto& a : n.attribute())
             if (a.type() == ::onnx::AttributeProto::GRAPH) collect_outer(a.g(), v);
+    }
+    static void node_inputs(const LightNode& n, std::vector<std::string_view>& v) {  // (no subgraph)
+        v.assign(n.input().begin(), n.input().end());
     }
     static void collect_outer(const ::onnx::GraphProto& g, std::vector<std::string_view>& v) {
         std::set<std::string_view> local;
@@ -237,14 +263,15 @@ public:
         return nullptr;
     }
 
-    int opset_of(const std::string& domain) const {
+    int opset_of(std::string_view domain) const {
         const auto it = opsets_.find(domain == "ai.onnx" ? "" : domain);
         return it == opsets_.end() ? 1 : it->second;
     }
 
-    void run_node(::onnx::NodeProto& node, Scope& scope, const std::vector<const Scope*>& scopes, const TensorInfo** slots = nullptr) {
+    template <class Node>
+    void run_node(Node& node, Scope& scope, const std::vector<const Scope*>& scopes, const TensorInfo** slots = nullptr) {
         ++report_.nodes;
-        const std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
+        const std::string_view domain = node.domain() == "ai.onnx" ? std::string_view() : std::string_view(node.domain());
         Attributes attributes;
         for (const auto& a : node.attribute()) attributes.emplace(a.name(), attribute_of(a, node.name(), options_.model_dir));
         std::vector<const TensorInfo*> inputs;
@@ -263,13 +290,14 @@ public:
         };
         try {
             if (domain.empty() && (node.op_type() == "If" || node.op_type() == "Loop" || node.op_type() == "Scan")) {
-                control_flow(node, ctx, scopes);
+                if constexpr (std::is_same_v<Node, ::onnx::NodeProto>) control_flow(node, ctx, scopes);
+                else throw std::logic_error("yobx: a LightModel holds no control flow");
             } else if (const Rule rule = rule_of(domain, node.op_type(), ctx.opset())) {
                 rule(ctx);
             } else if (const auto* profile = options_.op_profiles.match(domain, node.op_type(), inputs)) {
                 apply_profile(*profile, ctx);
             } else {
-                report_.not_covered[(domain.empty() ? "" : domain + ".") + node.op_type()] += 1;
+                report_.not_covered[(domain.empty() ? std::string() : std::string(domain) + ".") + std::string(node.op_type())] += 1;
                 fallback(node, ctx);
                 if (options_.guess_output_rank) guess_output_rank(ctx);
             }
@@ -298,7 +326,7 @@ public:
         // every symbol of the env an input's or one noted fresh already: no output holds a new one
         const bool new_symbols = env_.symbol_count() > input_symbols_.size() + fresh_names_.size();
         for (int k = 0; k < node.output_size(); ++k) {
-            const std::string& name = node.output(k);
+            const std::string_view name = node.output(k);
             if (name.empty()) continue;
             auto& out = ctx.outputs()[static_cast<std::size_t>(k)];
             TensorInfo info = out ? std::move(*out) : TensorInfo{};
@@ -309,11 +337,13 @@ public:
         }
     }
 
-    /// The registry's rule, looked up once per operator of the default domain (its opset is the model's).
-    Rule rule_of(const std::string& domain, const std::string& op_type, int opset) {
-        if (!domain.empty()) return default_registry().find(domain, op_type, opset);
-        auto it = default_rules_.find(op_type);
-        if (it == default_rules_.end()) it = default_rules_.emplace(op_type, default_registry().find(domain, op_type, opset)).first;
+    /// The registry's rule, looked up once per operator (a domain's opset is the model's).
+    Rule rule_of(std::string_view domain, std::string_view op_type, int opset) {
+        auto d = rules_.begin();
+        while (d != rules_.end() && d->first != domain) ++d;  // (a model imports a few domains)
+        if (d == rules_.end()) d = rules_.emplace(rules_.end(), domain, std::unordered_map<std::string_view, Rule>{});
+        auto it = d->second.find(op_type);
+        if (it == d->second.end()) it = d->second.emplace(op_type, default_registry().find(domain, op_type, opset)).first;
         return it->second;
     }
 
@@ -335,14 +365,19 @@ public:
     }
 
     /// ONNX's own inference for a node yobx cannot run: its type and shape where it says something.
-    void fallback(const ::onnx::NodeProto& node, NodeContext& ctx, const std::string& why = "a dimension ONNX's own inference leaves unknown") {
-        if (!options_.onnx_fallback || model_ == nullptr) return;
-        if (onnx_types_ == nullptr) onnx_inference(*model_);  // once, at the first node that needs it
+    template <class Node>
+    void fallback(const Node& node, NodeContext& ctx, const std::string& why = "a dimension ONNX's own inference leaves unknown") {
+        if (!options_.onnx_fallback || !model_source_) return;
+        if (onnx_types_ == nullptr) {  // once, at the first node that needs it
+            const ::onnx::ModelProto* model = model_source_();
+            if (model == nullptr) return;
+            onnx_inference(*model);
+        }
         std::optional<bool> known;                             // whether ONNX has a schema for the node, asked once
         for (int k = 0; k < node.output_size(); ++k) {
             auto& out = ctx.outputs()[static_cast<std::size_t>(k)];
             if (out && out->shape) continue;
-            const auto it = onnx_types_->find(node.output(k));
+            const auto it = onnx_types_->find(std::string(node.output(k)));
             if (it == onnx_types_->end() || it->second.other) continue;
             TensorInfo info;
             info.elem_type = it->second.elem_type;
@@ -358,15 +393,16 @@ public:
             out = std::move(info);
             ++report_.from_onnx_inference;
             if (!known) known = onnx_knows(node);
-            if (!*known) declared_only_.insert(node.output(k));
+            if (!*known) declared_only_.emplace(node.output(k));
         }
     }
 
     /// Whether ONNX has a schema for the node: if not, its inference gives the node's outputs
     /// nothing but the types the model declares for them.
-    bool onnx_knows(const ::onnx::NodeProto& node) const {
-        const auto it = opsets_.find(node.domain() == "ai.onnx" ? std::string() : node.domain());
-        return it != opsets_.end() && ::onnx::OpSchemaRegistry::Schema(node.op_type(), it->second, it->first) != nullptr;
+    template <class Node>
+    bool onnx_knows(const Node& node) const {
+        const auto it = opsets_.find(node.domain() == "ai.onnx" ? std::string_view() : std::string_view(node.domain()));
+        return it != opsets_.end() && ::onnx::OpSchemaRegistry::Schema(std::string(node.op_type()), it->second, it->first) != nullptr;
     }
 
     /// ONNX's inference on a copy of the model, the types of its values by name (the fallback's source).
@@ -604,8 +640,8 @@ public:
     /// GraphProto value_info field, the bytes protobuf writes for them) and the graph's own
     /// value_info is left out: what a caller that holds the model merges into its copy.
     /// `produced`, the walk's record of this graph (Produced), spares a lookup of each name.
-    void write_graph_types(::onnx::GraphProto& g, const Scope& scope, std::string* value_info = nullptr,
-                           const Produced* produced = nullptr) {
+    template <class Graph>
+    void write_graph_types(Graph& g, const Scope& scope, std::string* value_info = nullptr, const Produced* produced = nullptr) {
         // the graph's output, input and initializer names (views), made at the first name looked up
         std::unordered_set<std::string_view> outputs, inputs;
         const auto graph_output_or_input = [&](std::string_view name) {
@@ -652,7 +688,7 @@ public:
                     continue;
                 }
                 auto* v = g.add_value_info();
-                v->set_name(name);
+                v->set_name(std::string(name));
                 ProtoType proto{*v->mutable_type()};
                 if (!write_type(*info, declared, name, proto)) g.mutable_value_info()->RemoveLast();
             }
@@ -725,7 +761,7 @@ public:
             wire::put_head(shape_, dim, 0);
         }
         /// A ValueInfoProto {name, type} as GraphProto's value_info field, appended to `out`.
-        void append_value_info(std::string& out, const std::string& name) {
+        void append_value_info(std::string& out, std::string_view name) {
             const std::string* type = &other_;
             if (!is_other_) {
                 tensor_.clear();
@@ -749,7 +785,7 @@ public:
     /// neither yobx nor ONNX types): onnxruntime refuses a model holding a tensor type of
     /// element type 0 ("Invalid tensor data type 0"); ONNX's inference writes nothing there too.
     template <class Out>
-    bool write_type(const TensorInfo& info, const ::onnx::TypeProto* model, const std::string& name, Out& out) {
+    bool write_type(const TensorInfo& info, const ::onnx::TypeProto* model, std::string_view name, Out& out) {
         ++report_.values;
         if (!info.shape && info.elem_type == elem::undefined) {
             // not a tensor as far as yobx knows: a sequence, map or optional value keeps the type
@@ -758,7 +794,7 @@ public:
                                                  ? model
                                                  : nullptr;
             if (other == nullptr && onnx_types_ != nullptr)
-                if (const auto it = onnx_types_->find(name); it != onnx_types_->end() && it->second.other) other = &*it->second.other;
+                if (const auto it = onnx_types_->find(std::string(name)); it != onnx_types_->end() && it->second.other) other = &*it->second.other;
             if (other != nullptr) {
                 out.other(*other);
                 ++report_.not_tensor;
@@ -767,7 +803,7 @@ public:
         }
         const bool model_tensor = model && model->has_tensor_type();
         if (!in_subgraph_ && (info.elem_type == elem::undefined ||
-                              (!options_.guess_output_rank && !declared_only_.empty() && declared_only_.count(name) > 0)))
+                              (!options_.guess_output_rank && !declared_only_.empty() && declared_only_.count(std::string(name)) > 0)))
             ++report_.unknown_type;
         int type = info.elem_type;
         if (type == elem::undefined && model_tensor) type = model->tensor_type().elem_type();
@@ -801,7 +837,7 @@ public:
                 ++report_.constant;
                 continue;
             }
-            const SymInt d = env_.simplify(d0);
+            const SymInt& d = simplified(d0);
             const ::onnx::TensorShapeProto_Dimension* md = same_rank ? &model->tensor_type().shape().dim(static_cast<int>(i)) : nullptr;
             const bool fresh = is_fresh(d);
             if (md && md->has_dim_value() && md->dim_value() >= 0 && fresh) {
@@ -812,7 +848,7 @@ public:
             // the model's constant against what yobx inferred: a different constant, or an expression proven never equal to it
             if (md && md->has_dim_value() && md->dim_value() >= 0 &&
                 (d.maybe_constant() ? *d.maybe_constant() != md->dim_value() : env_.statically_known_true(d != md->dim_value())))
-                report_.contradictions.push_back({name, static_cast<std::int64_t>(i), std::to_string(md->dim_value()), d.to_string()});
+                report_.contradictions.push_back({std::string(name), static_cast<std::int64_t>(i), std::to_string(md->dim_value()), d.to_string()});
             if (const auto c = d.maybe_constant()) {
                 out.dim_value(*c);
                 ++report_.constant;
@@ -822,6 +858,14 @@ public:
             }
         }
         return true;
+    }
+
+    /// A dim as written, simplified once: the same dims of many values reuse it (the walk is
+    /// over: the ShapeEnv learns nothing more).
+    const SymInt& simplified(const SymInt& d) {
+        auto it = simplified_.find(d);
+        if (it == simplified_.end()) it = simplified_.emplace(d, env_.simplify(d)).first;
+        return it->second;
     }
 
     /// An expression as written: printed once, the same dims of many values reuse the text.
@@ -878,13 +922,15 @@ private:
     std::set<std::string, std::less<>> fresh_names_;
     std::map<std::string, std::string> fresh_reasons_;
     std::unique_ptr<std::unordered_map<std::string, OnnxType>> onnx_types_;
-    const ::onnx::ModelProto* model_ = nullptr;
+    std::function<const ::onnx::ModelProto*()> model_source_;  // for ONNX's inference (the fallback)
     std::set<std::string, std::less<>> input_symbols_;
     std::vector<std::pair<::onnx::GraphProto*, Scope>> pending_;
     bool in_subgraph_ = false;  // write_subgraphs is writing: values not counted in unknown_type
     std::unordered_set<std::string> declared_only_;  // outputs typed by the fallback from the model's declaration alone
     std::unordered_map<SymInt, std::string> printed_;
-    std::unordered_map<std::string_view, Rule> default_rules_;  // by op type (views of the model's strings)
+    // rule_of's rules by domain, then op type (views of the model's strings)
+    std::vector<std::pair<std::string_view, std::unordered_map<std::string_view, Rule>>> rules_;
+    std::unordered_map<SymInt, SymInt> simplified_;  // write_type's dims, simplified once each
 
     SymInt new_symbol(const std::string& name) {
         std::optional<std::int64_t> hint;
