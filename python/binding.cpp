@@ -183,21 +183,11 @@ private:
     std::deque<std::function<void()>> jobs_;
 };
 
-/// An Inference run on the caller's thread (the GIL released), or handed to the Worker to run
-/// while Python does something else; result() (or the destructor) waits for it, the GIL released.
+/// An Inference handed to the Worker to run while Python does something else (copies the model);
+/// result() (or the destructor) waits for it, the GIL released.
 class Call {
 public:
-    Call(Inference inference, bool on_worker) : call_(std::move(inference)), on_worker_(on_worker) {
-        if (!on_worker) {
-            // what the walk leaves is freed here, before returning: it lies in this thread's malloc
-            // arena, and freeing it on yobx's thread contended with Python's copy of the model for
-            // that arena (a 233-node model's call 0.6 -> 0.8 ms). On yobx's thread (below) the walk
-            // allocates in that thread's own arena, freed there after the result is out.
-            py::gil_scoped_release unlocked;  // the bytes are held by call_
-            yobx::onnx::Leftovers leftovers;
-            call_.run(leftovers);
-            return;
-        }
+    explicit Call(Inference inference) : call_(std::move(inference)) {
         Worker::instance().submit([this] {
             yobx::onnx::Leftovers leftovers;  // freed once the result is out, while Python merges it
             call_.run(leftovers);
@@ -217,17 +207,15 @@ public:
 
 private:
     void wait() {
-        if (!on_worker_) return;  // ran in the constructor
         py::gil_scoped_release unlocked;
         std::unique_lock<std::mutex> lock(mutex_);
         finished_.wait(lock, [this] { return done_; });
     }
 
     Inference call_;
-    const bool on_worker_;
     std::mutex mutex_;
     std::condition_variable finished_;
-    bool done_ = false;  // on the Worker: set under mutex_ when the inference is done
+    bool done_ = false;  // set under mutex_ when the inference is done
 };
 
 }  // namespace
@@ -255,15 +243,26 @@ PYBIND11_MODULE(_yobx, m) {
     m.def(
         "infer_shapes",
         [](const py::bytes& model, const std::string& payloads, std::size_t left_from, bool with_report, bool strict, const Sizes& hints,
-           const std::string& op_profiles, bool onnx_fallback, bool guess_output_rank, bool auto_merge, bool on_worker) {
-            return std::make_unique<Call>(Inference(model, payloads, left_from, with_report,
-                                                    options_of(strict, hints, op_profiles, onnx_fallback, guess_output_rank, auto_merge, {})),
-                                          on_worker);
+           const std::string& op_profiles, bool onnx_fallback, bool guess_output_rank, bool auto_merge, bool on_worker) -> py::object {
+            Inference inference(model, payloads, left_from, with_report,
+                                options_of(strict, hints, op_profiles, onnx_fallback, guess_output_rank, auto_merge, {}));
+            if (on_worker) return py::cast(std::make_unique<Call>(std::move(inference)));
+            {
+                // on the caller's thread, the result at once (no Call to make and ask: 2% of a small model's call).
+                // What the walk leaves is freed here, before returning: it lies in this thread's malloc arena,
+                // and freeing it on yobx's thread contended with Python's copy of the model for that arena
+                // (a 233-node model's call 0.6 -> 0.8 ms). On yobx's thread (Call) the walk allocates in that
+                // thread's own arena, freed there after the result is out.
+                py::gil_scoped_release unlocked;  // the bytes are held by `inference`
+                yobx::onnx::Leftovers leftovers;
+                inference.run(leftovers);
+            }
+            return inference.result();
         },
         py::arg("model"), py::arg("payloads"), py::arg("left_from"), py::arg("with_report"), py::arg("strict"), py::arg("hints"),
         py::arg("op_profiles"), py::arg("onnx_fallback"), py::arg("guess_output_rank"), py::arg("auto_merge"), py::arg("on_worker"),
-        "(model bytes, payloads, ...) -> a Call whose result() is (shaped model bytes or its graph's types, positions of the "
-        "initializers left out, whether the bytes are the graph's types only, report JSON or None)");
+        "(model bytes, payloads, ...) -> (shaped model bytes or its graph's types, positions of the initializers left out, "
+        "whether the bytes are the graph's types only, report JSON or None); on_worker: a Call whose result() is that tuple");
 
     m.def(
         "infer_shapes_path",

@@ -8,8 +8,10 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -250,4 +252,43 @@ TEST_CASE("LightModel: an initializer's error and ONNX's inference for an operat
     CHECK(types.output(1).type().tensor_type().elem_type() == ::onnx::TensorProto::INT64);
     CHECK(types.output(1).type().tensor_type().has_shape());
     CHECK(types.output(1).type().tensor_type().shape().dim_size() == 0);
+}
+
+TEST_CASE("LightModel takes a large initializer's type and dims as tensor_info takes them, whatever its other fields") {
+    using namespace light_test;
+    std::vector<std::string> variants;
+    const auto with = [&](auto change) {
+        ::onnx::ModelProto m = small_model();
+        change(*m.mutable_graph()->mutable_initializer(0));
+        variants.push_back(m.SerializeAsString());
+    };
+    with([](::onnx::TensorProto&) {});
+    with([](::onnx::TensorProto& t) {  // read by no one
+        t.set_doc_string("weights");
+        t.set_data_location(::onnx::TensorProto::DEFAULT);
+    });
+    with([](::onnx::TensorProto& t) { t.mutable_segment()->set_begin(0); });  // parsed by protobuf
+    with([](::onnx::TensorProto& t) {
+        auto* e = t.add_external_data();
+        e->set_key("location");
+        e->set_value("w.bin");
+        t.set_data_location(::onnx::TensorProto::EXTERNAL);
+        t.clear_raw_data();
+    });
+    with([](::onnx::TensorProto& t) { t.set_data_type(::onnx::TensorProto::INT64); });   // a type MatMul refuses with float
+    with([](::onnx::TensorProto& t) { t.mutable_unknown_fields()->AddLengthDelimited(2, "x"); });  // data_type, not a varint
+    with([](::onnx::TensorProto& t) { t.mutable_unknown_fields()->AddVarint(2, (std::uint64_t{1} << 32) | 1); });  // past int32
+    with([](::onnx::TensorProto& t) { t.set_dims(1, -8); });
+    with([](::onnx::TensorProto& t) { t.set_dims(1, std::int64_t{1} << 62); });  // the count overflows
+    std::set<std::string> outcomes;
+    for (const auto& bytes : variants) {
+        CAPTURE(outcomes.size());
+        CHECK(reads(bytes));
+        const std::string light = outcome(bytes, {}, true);
+        CHECK(light == outcome(bytes, {}, false));
+        outcomes.insert(light);
+    }
+    CHECK(outcomes.size() == 3);  // the seven that infer write the same types (MatMul takes x's element type), two errors
+    CHECK(outcomes.count("error: initializer 'w' has a negative dimension -8") == 1);
+    CHECK(outcomes.count("error: initializer 'w': the element count of its dims overflows") == 1);
 }

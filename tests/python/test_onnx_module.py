@@ -170,16 +170,20 @@ class SameAsTheCommand(unittest.TestCase):
         types_only, left, graph_types, report = yobx._yobx.infer_shapes(plain.SerializeToString(), payloads="none", left_from=1024, with_report=False,
                                                                         strict=False, hints={}, op_profiles="", onnx_fallback=True,
                                                                         guess_output_rank=False, auto_merge=False,
-                                                                        on_worker=False).result()
+                                                                        on_worker=False)
         self.assertEqual((graph_types, left, report), (True, [], None))
+        # on yobx's thread: a Call, whose result() is the same
+        running = yobx._yobx.infer_shapes(plain.SerializeToString(), "none", 1024, False, False, {}, "", True, False, False, True)
+        self.assertEqual(type(running).__name__, "Call")
+        self.assertEqual(running.result(), (types_only, [], True, None))
         self.assertEqual([v.name for v in onnx.GraphProto.FromString(types_only).output], ["y"])
         whole, left, graph_types, _ = yobx._yobx.infer_shapes(with_if.SerializeToString(), payloads="none", left_from=1024, with_report=True,
                                                               strict=False, hints={}, op_profiles="", onnx_fallback=True,
-                                                              guess_output_rank=False, auto_merge=False, on_worker=False).result()
+                                                              guess_output_rank=False, auto_merge=False, on_worker=False)
         self.assertEqual((graph_types, left), (False, [1]))  # big (16 KiB) left out, w (864 bytes) kept: below 1 KiB
         with self.assertRaisesRegex(ValueError, "^payloads: 'left_out', 'put_back' or 'none', not 'all'$"):
             yobx._yobx.infer_shapes(b"", payloads="all", left_from=1024, with_report=False, strict=False, hints={}, op_profiles="",
-                                    onnx_fallback=True, guess_output_rank=False, auto_merge=False, on_worker=False).result()
+                                    onnx_fallback=True, guess_output_rank=False, auto_merge=False, on_worker=False)
         then = yobx.onnx.infer_shapes(with_if).graph.node[2].attribute[0].g
         self.assertEqual([d.dim_param or d.dim_value for d in then.output[0].type.tensor_type.shape.dim],
                          ["batch", 8, "(height + 1)//2", "(width + 1)//2"])

@@ -32,6 +32,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <memory_resource>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -116,7 +117,10 @@ ShapeReport infer_shapes(Model& model, const InferenceOptions& options, std::str
     auto walker = std::make_unique<Walker>(options, report, opsets);
     if constexpr (std::is_same_v<Model, ::onnx::ModelProto>) walker->set_model(&model);
     else walker->set_model_source(std::move(whole));
-    auto scope = std::make_unique<Walker::Scope>();
+    // the main graph's values (a hash node each) from one growing buffer, freed at once
+    auto memory = std::make_unique<std::pmr::monotonic_buffer_resource>(std::size_t{256} * static_cast<std::size_t>(
+        model.graph().initializer_size() + model.graph().input_size() + 2 * model.graph().node_size() + 8));
+    auto scope = std::make_unique<Walker::Scope>(memory.get());
     auto produced = std::make_unique<Walker::Produced>();
     // the walk reads the model and writes nothing: an error leaves it as it was
     walker->walk(*model.mutable_graph(), *scope, {}, produced.get());
@@ -126,6 +130,7 @@ ShapeReport infer_shapes(Model& model, const InferenceOptions& options, std::str
     walker->set_model_source(nullptr);  // (a source refers to the caller's locals)
     report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (leftovers != nullptr) {
+        leftovers->keep(std::move(memory));  // (freed last)
         leftovers->keep(std::move(produced));
         leftovers->keep(std::move(scope));
         leftovers->keep(std::move(walker));

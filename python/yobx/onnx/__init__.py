@@ -170,17 +170,19 @@ def _infer(model, strict, hints, op_profiles, onnx_fallback, guess_output_rank=F
     # only the graph's value_info and outputs, and reads no payload of 1 KiB or more. A model
     # with subgraphs (types written inside its nodes) comes back whole, its large payloads left
     # out and copied over from `model`; bytes come back whole, the payloads put back.
-    arguments = dict(payloads="none" if held else "put_back", left_from=_LEFT_OUT_FROM if held else _LEFT_FROM,
-                     with_report=bool(with_report), strict=bool(strict), hints=_hints(hints), op_profiles=_profiles(op_profiles),
-                     onnx_fallback=bool(onnx_fallback), guess_output_rank=bool(guess_output_rank), auto_merge=bool(auto_merge))
     # a large graph: inference runs on yobx's thread (C++, the GIL free) while this one copies
     # the model, the two halves of the call at once (in place, there is no copy to overlap)
     overlap = held and not inplace and (len(model.graph.node) >= _OVERLAP_FROM or size >= _OVERLAP_BYTES)
-    call = _yobx.infer_shapes(data, on_worker=overlap, **arguments)
+    # (by position: pybind11 takes a microsecond more to match eleven keywords, 2% of a small model's call)
+    # (an error leaves `model` as it was, in place too)
+    result = _yobx.infer_shapes(data, "none" if held else "put_back", _LEFT_OUT_FROM if held else _LEFT_FROM,  # payloads, left_from
+                                bool(with_report), bool(strict), _hints(hints), _profiles(op_profiles), bool(onnx_fallback),
+                                bool(guess_output_rank), bool(auto_merge), overlap)  # ..., auto_merge, on_worker
     out = model if inplace else onnx.ModelProto()
-    if overlap:
+    if overlap:  # a Call, running: the copy meanwhile
         out.CopyFrom(model)
-    shaped, left_out, graph_types, report = call.result()  # an error leaves `model` as it was, in place too
+        result = result.result()
+    shaped, left_out, graph_types, report = result
     if graph_types:
         if not overlap and not inplace:
             out.CopyFrom(model)  # the one copy of the weights, in C++ (protobuf's)

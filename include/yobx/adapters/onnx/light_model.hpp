@@ -242,43 +242,34 @@ private:
     bool read_initializer(const char* p, const char* end) {
         using namespace wire;
         LightInitializer init;
-        std::size_t rank = 0;
-        std::int64_t count = 1;
-        bool valid_dims = true, has_payload = false;
-        const auto dim = [&](std::uint64_t d) {
-            const auto v = static_cast<std::int64_t>(d);
-            ++rank;
-            if (v < 0 || __builtin_mul_overflow(count, v, &count)) valid_dims = false;
-        };
-        const char* const begin = p;
+        // plain: only fields of which a large tensor's TensorInfo is made here, as tensor_info makes
+        // it (dims, data_type, name; a doc string, a data location, the payloads: read by no one)
+        bool plain = true;
         other_.clear();
-        Field f;
-        while (p < end) {
-            if (!next_field(p, end, f)) return false;
-            if (f.number == tensor_dims) {
-                if (f.type == wire_varint) dim(f.value);
-                else if (f.type == wire_bytes)
-                    for (const char* q = f.data; q < f.end;) {
-                        std::uint64_t d = 0;
-                        if (!read_varint(q, f.end, d)) return false;
-                        dim(d);
-                    }
-                else return false;
-            } else if (f.number == tensor_name && f.type == wire_bytes) {
-                init.name_ = std::string_view(f.data, static_cast<std::size_t>(f.end - f.data));
-            }
-            const int element = payload_element(f.number);
-            if (element >= 0) {
-                const bool packed = f.type == wire_bytes;
-                if (!(packed || f.type == element) || (packed && element != wire_bytes && !packed_ok(f, element))) return false;
-                has_payload = true;
-            } else {
-                other_.append(f.begin, f.end);
-            }
+        dims_.clear();
+        TensorFields t;
+        const auto each = [&](const Field& f) {
+            const bool read_here = f.number == tensor_dims || (f.number == tensor_data_type && f.type == wire_varint) ||
+                                   (f.number == tensor_name && f.type == wire_bytes);
+            const bool unused = (f.number == 12 && f.type == wire_bytes) || (f.number == 14 && f.type == wire_varint);
+            const bool payload = payload_element(f.number) >= 0;
+            plain = plain && (read_here || unused || payload);
+            if (!payload) other_.append(f.begin, f.end);
+        };
+        if (!scan_tensor(p, end, t, each, &dims_)) return false;
+        init.name_ = t.name;
+        const bool unread = t.valid_dims && (t.rank >= 2 || t.count > SymTensor::max_values);
+        if (unread && plain) {  // what tensor_info gives: the type (an int32 field) and the dims
+            init.info.elem_type = static_cast<std::int32_t>(t.data_type);
+            Shape shape;
+            shape.reserve(t.rank);
+            for (const std::int64_t d : dims_) shape.push_back(d);
+            init.info.shape = std::move(shape);
+            graph_.initializers_.push_back(std::move(init));
+            return true;
         }
-        const bool unread = valid_dims && (rank >= 2 || count > SymTensor::max_values);
-        const bool parsed = unread && has_payload ? tensor_.ParseFromString(other_)
-                                                  : tensor_.ParseFromArray(begin, static_cast<int>(end - begin));
+        const bool parsed = unread && t.payload > 0 ? tensor_.ParseFromString(other_)
+                                                    : tensor_.ParseFromArray(p, static_cast<int>(end - p));
         if (!parsed) return false;
         try {
             init.info = tensor_info(tensor_, TensorName{"initializer", init.name_}, *dir_);
@@ -297,6 +288,7 @@ private:
     const std::filesystem::path* dir_ = nullptr;
     // reading's scratch, reused from node to node and tensor to tensor (no allocation each)
     std::vector<std::string_view> inputs_, outputs_;
+    std::vector<std::int64_t> dims_;
     std::string other_;
     ::onnx::NodeProto scratch_node_;
     ::onnx::TensorProto tensor_;

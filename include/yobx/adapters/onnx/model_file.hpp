@@ -320,48 +320,14 @@ private:
     /// and `s` its name and payload); nullopt when the pass does not follow the tensor.
     std::optional<bool> light_tensor(const char* p, const char* end, Stripped& s) {
         using namespace detail::wire;
-        Field f;
-        std::string_view name;
-        std::size_t rank = 0, payload = 0;
-        std::int64_t count = 1;
-        std::uint64_t data_type = 0;
-        bool valid_dims = true;
-        const auto dim = [&](std::uint64_t d) {
-            const auto v = static_cast<std::int64_t>(d);
-            ++rank;
-            if (v < 0 || __builtin_mul_overflow(count, v, &count)) valid_dims = false;
-        };
         std::vector<Field>& fields = fields_;  // kept from tensor to tensor: no allocation each
         fields.clear();
-        while (p < end) {
-            if (!next_field(p, end, f)) return std::nullopt;
-            if (f.number == tensor_dims) {
-                if (f.type == wire_varint) dim(f.value);
-                else if (f.type == wire_bytes) {
-                    for (const char* q = f.data; q < f.end;) {
-                        std::uint64_t d = 0;
-                        if (!read_varint(q, f.end, d)) return std::nullopt;
-                        dim(d);
-                    }
-                } else return std::nullopt;
-            } else if (f.number == tensor_data_type && f.type == wire_varint) {
-                data_type = f.value;
-            } else if (f.number == tensor_name && f.type == wire_bytes) {
-                name = std::string_view(f.data, static_cast<std::size_t>(f.end - f.data));
-            }
-            const int element = payload_element(f.number);
-            if (element >= 0) {
-                const bool packed = f.type == wire_bytes;
-                if (!(packed || f.type == element) || (packed && element != wire_bytes && !packed_ok(f, element)))
-                    return std::nullopt;
-                payload += static_cast<std::size_t>(f.end - f.begin);
-            }
-            fields.push_back(f);
-        }
-        const bool integer = data_type == ::onnx::TensorProto::INT32 || data_type == ::onnx::TensorProto::INT64;
-        const bool unread = rank >= 2 || (count > SymTensor::max_values && !integer);
-        if (!valid_dims || !unread || payload < left_from_) return false;
-        s.name.assign(name);
+        TensorFields t;
+        if (!scan_tensor(p, end, t, [&](const Field& f) { fields.push_back(f); })) return std::nullopt;
+        const bool integer = t.data_type == ::onnx::TensorProto::INT32 || t.data_type == ::onnx::TensorProto::INT64;
+        const bool unread = t.rank >= 2 || (t.count > SymTensor::max_values && !integer);
+        if (!t.valid_dims || !unread || t.payload < left_from_) return false;
+        s.name.assign(t.name);
         tensor_.clear();
         for (const auto& x : fields) {
             if (payload_element(x.number) >= 0) s.payload.emplace_back(x.begin, static_cast<std::size_t>(x.end - x.begin));

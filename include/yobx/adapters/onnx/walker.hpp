@@ -30,11 +30,13 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <memory_resource>
 #include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <type_traits>
 #include <unordered_map>
 #include <unordered_set>
@@ -64,7 +66,7 @@ public:
 
     /// The values of a graph by name. The names are views of the model's strings (node outputs,
     /// inputs, initializers), which live as long as the walk and which it never changes.
-    using Scope = std::unordered_map<std::string_view, TensorInfo>;
+    using Scope = std::pmr::unordered_map<std::string_view, TensorInfo>;
 
     /// The symbol (or expression) of a dim_param, created on first sight.
     SymInt dim_param(const std::string& text) {
@@ -343,9 +345,29 @@ public:
         while (d != rules_.end() && d->first != domain) ++d;  // (a model imports a few domains)
         if (d == rules_.end()) d = rules_.emplace(rules_.end(), domain, std::unordered_map<std::string_view, Rule>{});
         auto it = d->second.find(op_type);
-        if (it == d->second.end()) it = d->second.emplace(op_type, default_registry().find(domain, op_type, opset)).first;
+        if (it == d->second.end()) it = d->second.emplace(op_type, registry_rule(domain, op_type, opset)).first;
         return it->second;
     }
+
+    /// The registry's rule, found once per thread: the registry never changes, and a walk of a
+    /// small model otherwise spends more finding its few operators than running them.
+    static Rule registry_rule(std::string_view domain, std::string_view op_type, int opset) {
+        thread_local std::map<RuleKey, Rule, RuleKeyLess> found;
+        auto it = found.find(RuleKeyView(domain, op_type, opset));
+        if (it == found.end()) it = found.emplace(RuleKey(domain, op_type, opset), default_registry().find(domain, op_type, opset)).first;
+        return it->second;
+    }
+    using RuleKey = std::tuple<std::string, std::string, int>;  // (domain, op type, opset)
+    using RuleKeyView = std::tuple<std::string_view, std::string_view, int>;
+    struct RuleKeyLess {  // keys compared as views: looked up without a copy
+        using is_transparent = void;
+        static RuleKeyView view(const RuleKey& k) { return {std::get<0>(k), std::get<1>(k), std::get<2>(k)}; }
+        static RuleKeyView view(const RuleKeyView& k) { return k; }
+        template <class A, class B>
+        bool operator()(const A& a, const B& b) const {
+            return view(a) < view(b);
+        }
+    };
 
     /// onnxruntime's guess_output_rank: each output still without a shape takes the rank of
     /// the first input, with fresh dims, and its type where the output has none.

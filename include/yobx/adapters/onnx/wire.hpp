@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace yobx::onnx {
 
@@ -147,6 +148,57 @@ inline int payload_element(std::uint64_t number) {
         case 11: return wire_varint;   // uint64_data
         default: return -1;
     }
+}
+
+/// What a pass over a serialized TensorProto's fields finds (scan_tensor).
+struct TensorFields {
+    std::string_view name;        // the last name field, as protobuf reads it
+    std::uint64_t data_type = 0;  // the last data_type field
+    std::size_t rank = 0;
+    std::int64_t count = 1;       // the element count, when valid_dims
+    bool valid_dims = true;       // no negative dim, and a count that does not overflow
+    std::size_t payload = 0;      // the bytes of its payload fields (float_data, raw_data...), tags included
+};
+
+/// Reads the fields of a serialized TensorProto [p, end), giving each to `each(field)` and each
+/// dim to `dims` if given. False on what a pass does not follow: malformed bytes, a dims field of
+/// another wire type, a payload field protobuf would not read as one.
+template <class Each>
+bool scan_tensor(const char* p, const char* end, TensorFields& t, Each&& each, std::vector<std::int64_t>* dims = nullptr) {
+    const auto dim = [&](std::uint64_t d) {
+        const auto v = static_cast<std::int64_t>(d);
+        ++t.rank;
+        if (dims != nullptr) dims->push_back(v);
+        if (v < 0 || __builtin_mul_overflow(t.count, v, &t.count)) t.valid_dims = false;
+    };
+    Field f;
+    while (p < end) {
+        if (!next_field(p, end, f)) return false;
+        if (f.number == tensor_dims) {
+            if (f.type == wire_varint) {
+                dim(f.value);
+            } else if (f.type == wire_bytes) {
+                for (const char* q = f.data; q < f.end;) {
+                    std::uint64_t d = 0;
+                    if (!read_varint(q, f.end, d)) return false;
+                    dim(d);
+                }
+            } else {
+                return false;
+            }
+        } else if (f.number == tensor_data_type && f.type == wire_varint) {
+            t.data_type = f.value;
+        } else if (f.number == tensor_name && f.type == wire_bytes) {
+            t.name = std::string_view(f.data, static_cast<std::size_t>(f.end - f.data));
+        }
+        if (const int element = payload_element(f.number); element >= 0) {
+            const bool packed = f.type == wire_bytes;
+            if (!(packed || f.type == element) || (packed && element != wire_bytes && !packed_ok(f, element))) return false;
+            t.payload += static_cast<std::size_t>(f.end - f.begin);
+        }
+        each(f);
+    }
+    return true;
 }
 
 }  // namespace detail::wire
