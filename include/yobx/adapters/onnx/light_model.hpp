@@ -285,7 +285,7 @@ private:
     LightGraph graph_;
     std::vector<std::string_view> names_;  // every node's inputs then outputs, node after node
     google::protobuf::RepeatedPtrField<::onnx::AttributeProto> attributes_{&arena_};
-    const std::filesystem::path* dir_ = nullptr;
+    const std::filesystem::path* dir_ = nullptr;  // read()'s, while it reads
     // reading's scratch, reused from node to node and tensor to tensor (no allocation each)
     std::vector<std::string_view> inputs_, outputs_;
     std::vector<std::int64_t> dims_;
