@@ -292,7 +292,7 @@ inline std::string infer_or_error(::onnx::ModelProto& m, const yobx::onnx::Infer
 
 /// A serialized model through infer_shapes: only yobx errors, and a readable result.
 /// Read three times: parsed whole by protobuf, by ModelFile, which leaves the large
-/// initializer payloads out, and by LightModel (Payloads::none), which parses no node;
+/// initializer payloads out, and by LightModel (Payloads::none), which reads the nodes itself;
 /// all must read the same model, infer the same shapes and write the same bytes once
 /// reparsed.
 inline void check_onnx_bytes(const std::uint8_t* data, std::size_t size) {

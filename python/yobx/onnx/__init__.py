@@ -173,8 +173,8 @@ def _infer(model, strict, hints, op_profiles, onnx_fallback, guess_output_rank=F
     # a large graph: inference runs on yobx's thread (C++, the GIL free) while this one copies
     # the model, the two halves of the call at once (in place, there is no copy to overlap)
     overlap = held and not inplace and (len(model.graph.node) >= _OVERLAP_FROM or size >= _OVERLAP_BYTES)
-    # (by position: pybind11 takes a microsecond more to match eleven keywords, 2% of a small model's call)
-    # (an error leaves `model` as it was, in place too)
+    # by position (pybind11 takes a microsecond more to match eleven keywords, 2% of a small
+    # model's call); an error leaves `model` as it was, in place too
     result = _yobx.infer_shapes(data, "none" if held else "put_back", _LEFT_OUT_FROM if held else _LEFT_FROM,  # payloads, left_from
                                 bool(with_report), bool(strict), _hints(hints), _profiles(op_profiles), bool(onnx_fallback),
                                 bool(guess_output_rank), bool(auto_merge), overlap)  # ..., auto_merge, on_worker
