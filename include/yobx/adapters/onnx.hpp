@@ -118,8 +118,7 @@ ShapeReport infer_shapes(Model& model, const InferenceOptions& options, std::str
     if constexpr (std::is_same_v<Model, ::onnx::ModelProto>) walker->set_model(&model);
     else walker->set_model_source(std::move(whole));
     // the main graph's values (a hash node each) from one growing buffer, freed at once
-    auto memory = std::make_unique<std::pmr::monotonic_buffer_resource>(std::size_t{256} * static_cast<std::size_t>(
-        model.graph().initializer_size() + model.graph().input_size() + 2 * model.graph().node_size() + 8));
+    auto memory = std::make_unique<std::pmr::monotonic_buffer_resource>(std::size_t{256} * (Walker::values_of(model.graph()) + 8));
     auto scope = std::make_unique<Walker::Scope>(memory.get());
     auto produced = std::make_unique<Walker::Produced>();
     // the walk reads the model and writes nothing: an error leaves it as it was

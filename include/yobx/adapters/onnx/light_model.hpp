@@ -4,13 +4,13 @@
 // node is a string of its own (the fused BERT's 18 nodes, 21 initializers: a third of
 // the call, parsing and freeing them). LightModel reads the nodes itself, their names as
 // views of the bytes, and each initializer into one reused TensorProto (its large payload
-// left out, as ModelFile leaves it) to take what inference needs of it at once; protobuf
-// parses the rest, as protobuf would parse it in the model: the model's own fields and the
-// graph's inputs, outputs and value_info (a small "shell" ModelProto), each node's
-// attributes and its other fields. It gives up (read() is false, the caller parses the
-// bytes with protobuf) on whatever it does not follow the same way: a node with a
-// subgraph or of control flow, a field given twice where protobuf would merge it,
-// malformed bytes; what it reads is what protobuf would read.
+// left out, as ModelFile leaves it; a large one of plain fields not even that) to take what
+// inference needs of it at once; protobuf parses the rest, as protobuf would parse it in the
+// model: the model's own fields and the graph's inputs, outputs and value_info (a small
+// "shell" ModelProto), each node's attributes and its other fields. It gives up (read() is
+// false, the caller parses the bytes with protobuf) on whatever it does not follow the same
+// way: a node with a subgraph or of control flow, a field given twice where protobuf would
+// merge it, malformed bytes; what it reads is what protobuf would read.
 //
 // The walk (Walker) reads a LightGraph as it reads a GraphProto: the same names, views.
 #pragma once
@@ -33,6 +33,12 @@
 #include <vector>
 
 namespace yobx::onnx::detail {
+
+/// Whether a node is If, Loop or Scan (of the default domain): control flow, whose subgraphs
+/// the walk walks.
+inline bool is_control_flow(std::string_view domain, std::string_view op_type) {
+    return (domain.empty() || domain == "ai.onnx") && (op_type == "If" || op_type == "Loop" || op_type == "Scan");
+}
 
 /// A node as the walk reads it: NodeProto's accessors, names as views of the model's bytes.
 class LightNode {
@@ -112,23 +118,12 @@ public:
     bool read(std::string_view bytes, const std::filesystem::path& dir) {
         using namespace wire;
         dir_ = &dir;
-        const char* p = bytes.data();
-        const char* const end = p + bytes.size();
         std::string model, graph;  // the shell: every field but the graph's nodes and initializers
-        Field f;
-        bool graph_seen = false;
-        while (p < end) {
-            if (!next_field(p, end, f)) return false;
-            if (f.number != 7) {  // ModelProto.graph
-                model.append(f.begin, f.end);
-                continue;
-            }
-            if (f.type != wire_bytes || graph_seen) return false;  // (protobuf would merge two)
-            graph_seen = true;
-            if (!read_graph(f.data, f.end, graph)) return false;
-        }
-        if (!graph_seen) return false;
-        put_bytes(model, 7, graph);
+        if (!model_fields(
+                bytes, [&](const Field& f) { model.append(f.begin, f.end); },
+                [&](const Field& f) { return read_graph(f.data, f.end, graph); }))
+            return false;
+        put_bytes(model, model_graph, graph);
         shell_ = google::protobuf::Arena::CreateMessage<::onnx::ModelProto>(&arena_);
         if (!shell_->ParseFromString(model)) return false;
         graph_.shell_ = shell_->mutable_graph();
@@ -202,8 +197,7 @@ private:
         }
         // the node's other fields (doc_string, metadata...) as protobuf would read them
         if (!other_.empty() && !scratch_node_.ParseFromString(other_)) return false;
-        if ((n.domain_.empty() || n.domain_ == "ai.onnx") && (n.op_type_ == "If" || n.op_type_ == "Loop" || n.op_type_ == "Scan"))
-            return false;
+        if (is_control_flow(n.domain_, n.op_type_)) return false;
         n.attributes_ = attributes_.size() - n.first_attribute_;
         n.first_name_ = names_.size();
         n.inputs_ = inputs_.size();
@@ -251,7 +245,8 @@ private:
         const auto each = [&](const Field& f) {
             const bool read_here = f.number == tensor_dims || (f.number == tensor_data_type && f.type == wire_varint) ||
                                    (f.number == tensor_name && f.type == wire_bytes);
-            const bool unused = (f.number == 12 && f.type == wire_bytes) || (f.number == 14 && f.type == wire_varint);
+            const bool unused = (f.number == tensor_doc_string && f.type == wire_bytes) ||
+                                (f.number == tensor_data_location && f.type == wire_varint);
             const bool payload = payload_element(f.number) >= 0;
             plain = plain && (read_here || unused || payload);
             if (!payload) other_.append(f.begin, f.end);

@@ -270,25 +270,17 @@ private:
     /// initializers left out. False when it does not follow the file (parsed whole then).
     bool light(std::string_view file) {
         using namespace detail::wire;
-        const char* p = file.data();
-        const char* const end = p + file.size();
         std::string bytes;
         bytes.reserve(1 << 16);
-        Field f;
-        bool graph_seen = false;
-        while (p < end) {
-            if (!next_field(p, end, f)) return false;
-            if (f.number != 7) {  // ModelProto.graph
-                bytes.append(f.begin, f.end);
-                continue;
-            }
-            if (f.type != wire_bytes || graph_seen) return false;
-            graph_seen = true;
-            std::string graph;
-            if (!light_graph(f.data, f.end, graph)) return false;
-            put_bytes(bytes, 7, graph);
-        }
-        if (stripped_.empty()) return false;  // nothing saved: protobuf reads the file itself
+        const bool followed = model_fields(
+            file, [&](const Field& f) { bytes.append(f.begin, f.end); },
+            [&](const Field& f) {
+                std::string graph;
+                if (!light_graph(f.data, f.end, graph)) return false;
+                put_bytes(bytes, model_graph, graph);
+                return true;
+            });
+        if (!followed || stripped_.empty()) return false;  // nothing saved: protobuf reads the file itself
         return model_->ParseFromString(bytes);
     }
 
@@ -363,7 +355,7 @@ private:
         bool done = false;
         while (p < end) {
             if (!next_field(p, end, f)) throw std::logic_error("yobx: the serialized model does not scan");
-            if (f.number != 7 || f.type != wire_bytes) {
+            if (f.number != model_graph || f.type != wire_bytes) {
                 pieces.emplace_back(f.begin, static_cast<std::size_t>(f.end - f.begin));
                 continue;
             }
@@ -393,7 +385,7 @@ private:
             }
             if (next != stripped_.end()) changed(path, *next, "none");
             auto& head = owned.emplace_back();
-            put_head(head, 7, graph_size);
+            put_head(head, model_graph, graph_size);
             pieces.emplace_back(head);
             pieces.insert(pieces.end(), graph.begin(), graph.end());
             done = true;

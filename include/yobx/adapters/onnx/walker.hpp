@@ -126,7 +126,7 @@ public:
     /// filling it with every value; `produced`, if given, gets where each node's outputs went.
     template <class Graph>
     void walk(Graph& g, Scope& scope, std::vector<const Scope*> outer, Produced* produced = nullptr) {
-        scope.reserve(scope.size() + static_cast<std::size_t>(g.initializer_size() + g.input_size() + 2 * g.node_size()));
+        scope.reserve(scope.size() + values_of(g));
         for (auto& init : g.initializer()) scope[init.name()] = initializer_info(init);
         for (const auto& in : g.input()) {
             if (scope.count(in.name())) continue;
@@ -143,6 +143,13 @@ public:
         }
         for (int index : order)  // (a node without outputs points one past its predecessor's, never read)
             run_node(*g.mutable_node(index), scope, outer, produced ? produced->slots.data() + produced->first[static_cast<std::size_t>(index)] : nullptr);
+    }
+
+    /// About how many values a graph's walk adds to its scope (its initializers, inputs, and two
+    /// outputs a node).
+    template <class Graph>
+    static std::size_t values_of(const Graph& g) {
+        return static_cast<std::size_t>(g.initializer_size() + g.input_size() + 2 * g.node_size());
     }
 
     TensorInfo initializer_info(const ::onnx::TensorProto& init) const {
@@ -291,7 +298,7 @@ public:
             return where_text;
         };
         try {
-            if (domain.empty() && (node.op_type() == "If" || node.op_type() == "Loop" || node.op_type() == "Scan")) {
+            if (is_control_flow(domain, node.op_type())) {
                 if constexpr (std::is_same_v<Node, ::onnx::NodeProto>) control_flow(node, ctx, scopes);
                 else throw std::logic_error("yobx: a LightModel holds no control flow");
             } else if (const Rule rule = rule_of(domain, node.op_type(), ctx.opset())) {

@@ -134,7 +134,35 @@ inline bool packed_ok(const Field& f, int element_type) {
 }
 
 // TensorProto's field numbers.
-inline constexpr std::uint64_t tensor_dims = 1, tensor_data_type = 2, tensor_name = 8;
+inline constexpr std::uint64_t tensor_dims = 1, tensor_data_type = 2, tensor_name = 8, tensor_doc_string = 12,
+                               tensor_data_location = 14;
+
+// ModelProto.graph's field number.
+inline constexpr std::uint64_t model_graph = 7;
+
+/// The fields of a serialized ModelProto in order, its graph apart: `other(field)` for each
+/// field but the graph, `graph(field)` for the graph (false: give up). False on malformed
+/// bytes, a graph field of another wire type or given twice (protobuf would merge the two),
+/// `graph` giving up, or no graph at all: a pass that does not follow the model as protobuf
+/// would leaves it to protobuf.
+template <class Other, class Graph>
+bool model_fields(std::string_view model, Other&& other, Graph&& graph) {
+    const char* p = model.data();
+    const char* const end = p + model.size();
+    Field f;
+    bool graph_seen = false;
+    while (p < end) {
+        if (!next_field(p, end, f)) return false;
+        if (f.number != model_graph) {
+            other(f);
+            continue;
+        }
+        if (f.type != wire_bytes || graph_seen) return false;
+        graph_seen = true;
+        if (!graph(f)) return false;
+    }
+    return graph_seen;
+}
 
 /// The element type of one of TensorProto's payload fields (float_data, int32_data,
 /// int64_data, raw_data, double_data, uint64_data), or -1 for another field.
