@@ -1,6 +1,8 @@
 // TreeSpec's JSON form: exact text, round trips, and a clear error for every malformed input.
 #include "support.hpp"
 
+#include <yobx/detail/json.hpp>
+#include <yobx/detail/utf8.hpp>
 #include <yobx/treespec.hpp>
 
 #include <doctest/doctest.h>
@@ -65,6 +67,43 @@ TEST_CASE("from_json accepts whitespace, escapes and integer floats") {
         "\"children\":[{\"kind\":\"float\",\"value\":2}]}, \"yobx_treespec\":1}\r\n");
     CHECK(spec.keys()[0] == "\u00e9\U0001F600/");
     CHECK(std::get<double>(spec.child(0).value()) == 2.0);
+}
+
+TEST_CASE("well-formed UTF-8 sequences are told from bytes that start none") {
+    using yobx::detail::utf8::sequence_length;
+    using yobx::detail::utf8::valid;
+    CHECK(sequence_length("a", 0) == 1);
+    CHECK(sequence_length("\xC3\xA9", 0) == 2);          // U+00E9
+    CHECK(sequence_length("\xE2\x82\xAC", 0) == 3);      // U+20AC
+    CHECK(sequence_length("\xF0\x9F\x98\x80", 0) == 4);  // U+1F600
+    CHECK(sequence_length("\xF4\x8F\xBF\xBF", 0) == 4);  // U+10FFFF, the last
+    CHECK(sequence_length("\xC0\xAF", 0) == 0);          // overlong '/'
+    CHECK(sequence_length("\xE0\x80\xAF", 0) == 0);      // overlong, 3 bytes
+    CHECK(sequence_length("\xF0\x8F\xBF\xBF", 0) == 0);  // overlong, 4 bytes
+    CHECK(sequence_length("\xED\xA0\x80", 0) == 0);      // U+D800, a surrogate
+    CHECK(sequence_length("\xF4\x90\x80\x80", 0) == 0);  // past U+10FFFF
+    CHECK(sequence_length("\xE9", 0) == 0);              // Latin-1's e acute
+    CHECK(sequence_length("\xE2\x82", 0) == 0);          // cut short
+    CHECK(sequence_length("\xBF", 0) == 0);              // a continuation byte alone
+    CHECK(sequence_length("\xFF", 0) == 0);
+    CHECK(valid("batch \xC3\xA9t\xC3\xA9"));
+    CHECK_FALSE(valid("batch \xE9t\xE9"));
+}
+
+TEST_CASE("JSON strings are written as UTF-8: each byte that starts no UTF-8 sequence as the escape of U+FFFD") {
+    const auto written = [](std::string_view s) {
+        std::string out;
+        yobx::detail::json::write_string(out, s);
+        return out;
+    };
+    CHECK(written("\xC3\xA9\xF0\x9F\x98\x80\"\\\n\x01") == "\"\xC3\xA9\xF0\x9F\x98\x80\\\"\\\\\\n\\u0001\"");
+    CHECK(written("bat\xE9h\xFF") == "\"bat\\ufffdh\\ufffd\"");
+    CHECK(written("\xE2\x82") == "\"\\ufffd\\ufffd\"");  // cut short: each byte
+    CHECK(written("\xED\xA0\x80") == "\"\\ufffd\\ufffd\\ufffd\"");
+    // and the reader reads it back as U+FFFD
+    const auto spec = TreeSpec::from_json("{\"root\": {\"kind\": \"dict\", \"keys\": [" + written("a\xFF") +
+                                          "], \"children\": [{\"kind\": \"none\"}]}, \"yobx_treespec\": 1}");
+    CHECK(spec.keys()[0] == "a\xEF\xBF\xBD");
 }
 
 TEST_CASE("from_json rejects malformed JSON with the offset and the reason") {

@@ -245,6 +245,13 @@ TEST_CASE("memory at sizes: a missing or misspelt size is an error naming it") {
     CHECK(MemoryReport::human(200LL << 30) == "200 GiB");
 }
 
+TEST_CASE("the SVG's text is XML 1.0 in UTF-8: a name's byte that is not, or a control character, reads as U+FFFD") {
+    using yobx::onnx::detail::xml_text;
+    CHECK(xml_text("a<b>&\"c\" \xC3\xA9") == "a&lt;b&gt;&amp;&quot;c&quot; \xC3\xA9");
+    CHECK(xml_text("bat\xE9h\x01\t") == "bat\xEF\xBF\xBDh\xEF\xBF\xBD\t");
+    CHECK(xml_text("\xF0\x9F\x98") == "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
+}
+
 TEST_CASE("the SVG's series are the peak expression's values and its breakpoint is where the dominating step changes") {
     const MemoryReport r = memory_of_text(chain);
     const std::string svg = yobx::onnx::memory_svg(r, "n", 0, 40, {});

@@ -9,6 +9,7 @@
 
 #include <yobx/error.hpp>
 #include <yobx/detail/repr.hpp>
+#include <yobx/detail/utf8.hpp>
 
 #include <charconv>
 #include <cmath>
@@ -276,13 +277,27 @@ private:
     std::size_t i_ = 0;
 };
 
-/// Appends s as a JSON string literal (quotes and escapes included).
+/// Appends s as a JSON string literal (quotes and escapes included). JSON text is UTF-8: a
+/// byte of s that starts no well-formed UTF-8 sequence (an ONNX name may hold any bytes) is
+/// written as \ufffd, the replacement character.
 template <class = void>
 inline void write_string(std::string& out, std::string_view s) {
     static constexpr char hex[] = "0123456789abcdef";
     out += '"';
-    for (const char ch : s) {
-        const auto c = static_cast<unsigned char>(ch);
+    for (std::size_t i = 0; i < s.size();) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        if (c >= 0x80) {
+            const std::size_t n = utf8::sequence_length(s, i);
+            if (n == 0) {
+                out += "\\ufffd";
+                ++i;
+            } else {
+                out.append(s, i, n);
+                i += n;
+            }
+            continue;
+        }
+        ++i;
         switch (c) {
             case '"': out += "\\\""; break;
             case '\\': out += "\\\\"; break;
@@ -297,7 +312,7 @@ inline void write_string(std::string& out, std::string_view s) {
                     out += hex[c >> 4];
                     out += hex[c & 15];
                 } else {
-                    out += ch;
+                    out += static_cast<char>(c);
                 }
         }
     }

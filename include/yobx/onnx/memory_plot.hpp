@@ -9,6 +9,7 @@
 //   std::string svg = memory_svg(report, "seq", 1, 4096, {{"batch", 8}});
 #pragma once
 
+#include <yobx/detail/utf8.hpp>
 #include <yobx/error.hpp>
 #include <yobx/onnx/memory.hpp>
 
@@ -112,14 +113,21 @@ inline void put_sizes(MemoryReport& r, const SymbolValues& at, const std::string
 
 namespace detail {
 
+/// s as XML text: markup escaped; a byte XML 1.0 does not allow (a control character but tab,
+/// line feed and carriage return, or one that starts no well-formed UTF-8 sequence: a dim name
+/// may hold any bytes) written as U+FFFD.
 inline std::string xml_text(std::string_view s) {
     std::string o;
-    for (const char c : s) {
-        if (c == '<') o += "&lt;";
+    for (std::size_t i = 0; i < s.size();) {
+        const char c = s[i];
+        const std::size_t n = yobx::detail::utf8::sequence_length(s, i);
+        if (n == 0 || (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r')) o += yobx::detail::utf8::replacement;
+        else if (c == '<') o += "&lt;";
         else if (c == '>') o += "&gt;";
         else if (c == '&') o += "&amp;";
         else if (c == '"') o += "&quot;";
-        else o += c;
+        else o.append(s, i, n);
+        i += n == 0 ? 1 : n;
     }
     return o;
 }
