@@ -7,6 +7,7 @@
 // headers (yobx/adapters/onnx/serialized.hpp).
 #include <yobx/adapters/onnx/memory.hpp>
 #include <yobx/adapters/onnx/serialized.hpp>
+#include <yobx/detail/utf8.hpp>
 #include <yobx/onnx/memory_plot.hpp>
 #include <yobx/sym.hpp>
 
@@ -93,6 +94,25 @@ yobx::SymBool relation(std::string_view op, const yobx::SymInt& a, const yobx::S
     if (op == ">") return a > b;
     if (op == ">=") return a >= b;
     throw yobx::value_error("unknown relation '" + std::string(op) + "'");
+}
+
+/// Raises `type` with the message `what` as the command prints it (one line: yobx::one_line). A
+/// message names the model's values and nodes, whose names may hold any bytes (proto2 strings):
+/// a byte that is not UTF-8 reads as U+FFFD, where PyErr_SetString would raise a
+/// UnicodeDecodeError instead of the error.
+void set_error(PyObject* type, std::string_view what) {
+    const std::string line = yobx::one_line(what);
+    PyObject* message = PyUnicode_DecodeUTF8(line.data(), static_cast<Py_ssize_t>(line.size()), "replace");
+    if (message == nullptr) return;  // out of memory: that error is set
+    PyErr_SetObject(type, message);
+    Py_DECREF(message);
+}
+
+/// A model's name for Python: a str, or bytes when it is not UTF-8, as protobuf's Python
+/// module gives such a name (`value_info.name` is then bytes, and finds its entry).
+py::object name_of(const std::string& name) {
+    if (yobx::detail::utf8::valid(name)) return py::str(name);
+    return py::bytes(name);
 }
 
 /// One call of infer_shapes_serialized: the arguments read with the GIL held, run() without
@@ -227,13 +247,13 @@ PYBIND11_MODULE(_yobx, m) {
         try {
             if (p) std::rethrow_exception(p);
         } catch (const yobx::value_error& e) {
-            PyErr_SetString(PyExc_ValueError, e.what());
+            set_error(PyExc_ValueError, e.what());
         } catch (const yobx::type_error& e) {
-            PyErr_SetString(PyExc_TypeError, e.what());
+            set_error(PyExc_TypeError, e.what());
         } catch (const yobx::not_implemented_error& e) {
-            PyErr_SetString(PyExc_NotImplementedError, e.what());
+            set_error(PyExc_NotImplementedError, e.what());
         } catch (const yobx::GuardOnDataDependentSymNode& e) {
-            PyErr_SetString(PyExc_ValueError, e.what());
+            set_error(PyExc_ValueError, e.what());
         }
     });
 
@@ -285,14 +305,19 @@ PYBIND11_MODULE(_yobx, m) {
         [](const py::bytes& model, const Sizes& sizes, bool infer, bool strict, const Sizes& hints, const std::string& op_profiles,
            bool onnx_fallback) {
             const std::string_view bytes = view_of(model);
-            py::gil_scoped_release unlocked;
-            auto file = yobx::onnx::ModelFile::view(bytes);
-            if (infer) (void)yobx::onnx::infer_shapes(file.model(), options_of(strict, hints, op_profiles, onnx_fallback, false, false, {}));
-            const yobx::SymbolValues values(sizes.begin(), sizes.end());
-            return yobx::onnx::evaluate_shapes(file.model(), values);
+            const auto shapes = [&] {
+                py::gil_scoped_release unlocked;
+                auto file = yobx::onnx::ModelFile::view(bytes);
+                yobx::onnx::ShapeReport report;
+                if (infer) report = yobx::onnx::infer_shapes(file.model(), options_of(strict, hints, op_profiles, onnx_fallback, false, false, {}));
+                return yobx::onnx::evaluate_shapes(file.model(), yobx::SymbolValues(sizes.begin(), sizes.end()), report);
+            }();
+            py::dict out;
+            for (const auto& [name, shape] : shapes) out[name_of(name)] = py::cast(shape);
+            return out;
         },
         py::arg("model"), py::arg("sizes"), py::arg("infer"), py::arg("strict"), py::arg("hints"), py::arg("op_profiles"),
-        py::arg("onnx_fallback"), "(model bytes, sizes, ...) -> {value name: [dim or None] or None}");
+        py::arg("onnx_fallback"), "(model bytes, sizes, ...) -> {value name (str, or bytes when not UTF-8): [dim or None] or None}");
 
     m.def(
         "memory",
@@ -304,9 +329,11 @@ PYBIND11_MODULE(_yobx, m) {
             yobx::onnx::ShapeReport report;
             if (infer) report = yobx::onnx::infer_shapes(file.model(), options_of(false, hints, op_profiles, onnx_fallback, false, false, {}));
             auto memory = yobx::onnx::memory_of(file.model(), report);
-            const yobx::SymbolValues sizes(at.begin(), at.end());
-            yobx::onnx::put_sizes(memory, sizes, plot);
-            std::string svg = plot.empty() ? std::string() : yobx::onnx::memory_svg(memory, plot, lo, hi, sizes);
+            // sizes and the plot's dim by symbol: "batch size" as the model writes it is batch_size
+            const yobx::SymbolValues sizes = report.by_symbol(yobx::SymbolValues(at.begin(), at.end()));
+            const std::string dim = plot.empty() ? std::string() : report.symbol_of(plot);
+            yobx::onnx::put_sizes(memory, sizes, dim);
+            std::string svg = dim.empty() ? std::string() : yobx::onnx::memory_svg(memory, dim, lo, hi, sizes);
             return std::make_pair(memory.to_json(""), std::move(svg));
         },
         py::arg("model"), py::arg("at"), py::arg("infer"), py::arg("plot"), py::arg("lo"), py::arg("hi"), py::arg("hints"),

@@ -117,6 +117,9 @@ int run(int argc, char** argv) {
     if (options.model_dir.empty()) options.model_dir = ".";
     yobx::onnx::ShapeReport report = yobx::onnx::infer_shapes(file.model(), options);
     if (memory) {
+        // the sizes and the plot's dim by symbol: a dim the model names "batch size" is batch_size
+        at = report.by_symbol(at);
+        if (plot) plot->dim = report.symbol_of(plot->dim);
         report.memory = yobx::onnx::memory_of(file.model(), report);
         yobx::onnx::put_sizes(*report.memory, at, plot ? plot->dim : std::string());
     }
@@ -141,10 +144,10 @@ int main(int argc, char** argv) {
     try {
         return run(argc, argv);
     } catch (const usage_error& e) {
-        std::cerr << "yobx-onnx-shapes: " << e.what() << "\n" << usage << "\n";
+        std::cerr << "yobx-onnx-shapes: " << yobx::one_line(e.what()) << "\n" << usage << "\n";
         return 1;
     } catch (const std::exception& e) {
-        std::cerr << "yobx-onnx-shapes: " << e.what() << "\n";
+        std::cerr << "yobx-onnx-shapes: " << yobx::one_line(e.what()) << "\n";
         return 1;
     }
 }

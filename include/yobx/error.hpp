@@ -8,6 +8,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace yobx {
 
@@ -41,5 +42,29 @@ class type_error : public error {
 public:
     using error::error;
 };
+
+/// An error's message on one line, as yobx-onnx-shapes prints it and Python raises it: a
+/// message quotes the model's names, which may hold any byte, so each control character
+/// becomes its escape (`\n`, `\r`, `\t`, `\x01`, as Python's repr writes them).
+///   one_line("node 'a\nb'") == "node 'a\\nb'"
+inline std::string one_line(std::string_view message) {
+    static constexpr char hex[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(message.size());
+    for (const char ch : message) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (c == '\n') out += "\\n";
+        else if (c == '\r') out += "\\r";
+        else if (c == '\t') out += "\\t";
+        else if (c < 0x20 || c == 0x7f) {
+            out += "\\x";
+            out += hex[c >> 4];
+            out += hex[c & 15];
+        } else {
+            out += ch;
+        }
+    }
+    return out;
+}
 
 }  // namespace yobx

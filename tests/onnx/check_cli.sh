@@ -148,6 +148,25 @@ check "memory: a dim_param that is not a symbol name, through the report's mappi
     "$(/usr/bin/python3 -c "
 import json
 print(json.load(open('$dir/n.json'))['memory']['values'][0]['bytes'])")"
+check "memory: a size by the dim's name in the model or by its symbol" "64 64" "$(for at in 'batch size=2' batch_size=2; do
+    "$tool" "$dir/names.onnx" "$dir/out.onnx" --at "$at" --at past_sequence_length=3 --report "$dir/a.json" > /dev/null
+    /usr/bin/python3 -c "import json; print(json.load(open('$dir/a.json'))['memory']['at']['peak'])"
+done | tr '\n' ' ' | sed 's/ $//')"
+fails "memory: one dim by both its names at two sizes" \
+    "yobx-onnx-shapes: sizes 'batch size' (2) and 'batch_size' (3) name the same dim: the model's 'batch size' is the symbol batch_size" \
+    "$dir/names.onnx" "$dir/out.onnx" --at "batch size=2" --at batch_size=3
+"$tool" "$dir/latin1.onnx" "$dir/out.onnx" --report "$dir/l.json" --at past_sequence_length=3 --plot batch_size=1:8 "$dir/l.svg" > /dev/null
+check "names that are not UTF-8: the report is JSON, each such byte U+FFFD, and the plot XML" \
+    "'batch\\ufffdsize' -> 'batch_size'; peak at 'r\\ufffdlu'; 1 svg" "$(/usr/bin/python3 -c "
+import json, xml.etree.ElementTree as ET
+r = json.load(open('$dir/l.json', encoding='utf-8'))
+svg = ET.parse('$dir/l.svg').getroot()
+print(ascii(r['name_mapping'][0]['dim_param']), '->', ascii(r['name_mapping'][0]['symbol']) + '; peak at',
+      ascii(r['memory']['peak_steps'][0]['node']) + ';', len(r['memory']['peak_steps']), svg.tag.split('}')[1])")"
+e_acute=$'\xe9'  # Latin-1's: the CLI prints a name's bytes as they are
+fails "an input named in bytes that are not UTF-8, produced by nothing" \
+    "yobx-onnx-shapes: node 'r${e_acute}lu' (Relu): input '${e_acute}' is produced by no node, initializer or graph input" \
+    "$dir/latin1_dangling.onnx" "$dir/out.onnx"
 "$tool" "$dir/conv.onnx" "$dir/out.onnx" --at batch=2 --at width=64 --plot height=1:1000 "$dir/conv.svg" > /dev/null
 check "memory plot: an SVG whose series are the peak's values" "ok 251 3" "$(/usr/bin/python3 -c "
 import json, xml.etree.ElementTree as ET
@@ -188,6 +207,9 @@ fails "opset 6" "yobx-onnx-shapes: unknown opset 6 of the default domain (yobx k
 fails "not a DAG" "yobx-onnx-shapes: the graph is not a DAG: node 'r1' (Relu) depends on itself through 'a'" "$dir/cycle.onnx" "$dir/out.onnx"
 fails "dangling input" "yobx-onnx-shapes: node 'add' (Add): input 'nowhere' is produced by no node, initializer or graph input" \
     "$dir/dangling.onnx" "$dir/out.onnx"
+fails "dangling input, control characters in the names" \
+    "yobx-onnx-shapes: node 'a\\r\\nb\\x01' (Add): input 'no\\nwhere' is produced by no node, initializer or graph input" \
+    "$dir/dangling_newline.onnx" "$dir/out.onnx"
 fails_usage "bad hint" "yobx-onnx-shapes: --hint 'n=-2': expected NAME=VALUE with VALUE a size (an integer >= 0)" \
     "$dir/conv.onnx" "$dir/out.onnx" --hint n=-2
 fails_usage "unknown option" "yobx-onnx-shapes: unknown option '--fast'" "$dir/conv.onnx" "$dir/out.onnx" --fast

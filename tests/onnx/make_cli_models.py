@@ -28,6 +28,8 @@ save("opset6", [helper.make_node("Relu", ["x"], ["y"])], [x], [y], opset=6)
 save("cycle", [helper.make_node("Relu", ["b"], ["a"], name="r1"), helper.make_node("Relu", ["a"], ["b"], name="r2"),
                helper.make_node("Add", ["x", "a"], ["y"], name="add")], [x], [y])
 save("dangling", [helper.make_node("Add", ["x", "nowhere"], ["y"], name="add")], [x], [y])
+# the same with control characters in the names, which the one-line error escapes
+save("dangling_newline", [helper.make_node("Add", ["x", "no\nwhere"], ["y"], name="a\r\nb\x01")], [x], [y])
 # two unrelated symbols broadcast: ONNX's fresh symbol by default, an error with --strict, an assumption with hints
 a = helper.make_tensor_value_info("a", f, ["n"])
 b = helper.make_tensor_value_info("b", f, ["m"])
@@ -35,6 +37,14 @@ save("broadcast", [helper.make_node("Add", ["a", "b"], ["y"], name="add")], [a, 
 # a dim_param that is not a symbol name, and one that is an expression
 p = helper.make_tensor_value_info("p", f, ["batch size", "past_sequence_length + 1"])
 save("names", [helper.make_node("Relu", ["p"], ["y"], name="relu")], [p], [y])
+# the same with names that are not UTF-8 (proto2 strings hold any bytes; Latin-1's e acute here),
+# and an input that no node produces, named so: the dim, a node, a value
+with open(os.path.join(out, "names.onnx"), "rb") as fp:
+    latin1 = fp.read().replace(b"batch size", b"batch\xe9size").replace(b"relu", b"r\xe9lu")
+with open(os.path.join(out, "latin1.onnx"), "wb") as fp:
+    fp.write(latin1)
+with open(os.path.join(out, "latin1_dangling.onnx"), "wb") as fp:
+    fp.write(latin1.replace(b"\n\x01p", b"\n\x01\xe9", 1))  # the node's input p (field 1, 1 byte) renamed
 # an operator of another domain, with a profile
 c = helper.make_node("MyOp", ["x"], ["y"], name="custom", domain="mydomain")
 g = helper.make_graph([c], "custom", [x], [y])

@@ -233,6 +233,17 @@ TEST_CASE("infer_shapes_serialized's errors are infer_shapes' and ModelFile's, n
     CHECK(error_of([&] { (void)yobx::onnx::infer_shapes_serialized(no_graph.SerializeAsString(), {}); }) == "'<bytes>' has no graph");
 }
 
+TEST_CASE("an error's message on one line: the control characters of the names it quotes as escapes") {
+    ::onnx::ModelProto m = model_with();
+    value(m.mutable_graph()->add_input(), "x", {"n"});
+    add_node(*m.mutable_graph(), "Add", {"x", "no\nwhere"}, "y")->set_name("a\r\nb\x01\x7f\t");
+    const std::string message = error_of([&] { (void)yobx::onnx::infer_shapes(m); });
+    CHECK(message == "node 'a\r\nb\x01\x7f\t' (Add): input 'no\nwhere' is produced by no node, initializer or graph input");
+    CHECK(yobx::one_line(message) ==
+          "node 'a\\r\\nb\\x01\\x7f\\t' (Add): input 'no\\nwhere' is produced by no node, initializer or graph input");
+    CHECK(yobx::one_line("caf\xC3\xA9 \xE9 \\ '") == "caf\xC3\xA9 \xE9 \\ '");  // only control characters change
+}
+
 TEST_CASE("a malformed initializer or tensor attribute is an error naming it (and the attribute's node)") {
     const auto error_with_dims = [](bool as_attribute, std::vector<std::int64_t> dims) {
         ::onnx::ModelProto m = model_with();
@@ -285,6 +296,30 @@ TEST_CASE("evaluate_shapes gives every value's concrete shape at given sizes") {
     value(d.mutable_graph()->add_input(), "x", {"n//k"});
     CHECK(error_of([&] { (void)yobx::onnx::evaluate_shapes(d, {{"n", 4}, {"k", 0}}); }).starts_with(
         "evaluate_shapes: the dim 'n//k' at the given sizes: "));
+}
+
+TEST_CASE("evaluate_shapes with the inference's report takes a size by the dim's name in the model or by its symbol") {
+    // "batch size" is not a symbol name: the inferred dims use batch_size (the report's name_mapping)
+    ::onnx::ModelProto m = model_with();
+    value(m.mutable_graph()->add_input(), "x", {"batch size", "3"});
+    add_node(*m.mutable_graph(), "Relu", {"x"}, "y");
+    m.mutable_graph()->add_output()->set_name("y");
+    const yobx::onnx::ShapeReport report = yobx::onnx::infer_shapes(m);
+    using S = yobx::onnx::ConcreteShape;
+    for (const char* name : {"batch size", "batch_size"}) {
+        const auto shapes = yobx::onnx::evaluate_shapes(m, {{name, 2}}, report);
+        CHECK(shapes.at("x") == S{2, 3});
+        CHECK(shapes.at("y") == S{2, 3});
+    }
+    CHECK(yobx::onnx::evaluate_shapes(m, {{"batch size", 2}, {"batch_size", 2}}, report).at("y") == S{2, 3});
+    CHECK(error_of([&] { (void)yobx::onnx::evaluate_shapes(m, {{"batch size", 2}, {"batch_size", 3}}, report); }) ==
+          "sizes 'batch size' (2) and 'batch_size' (3) name the same dim: the model's 'batch size' is the symbol batch_size");
+    // without the report, the dims as written: the input's by its name in the model, the inferred ones by the symbol
+    CHECK(yobx::onnx::evaluate_shapes(m, {{"batch size", 2}}).at("y") == S{std::nullopt, 3});
+    CHECK(yobx::onnx::evaluate_shapes(m, {{"batch_size", 2}}).at("x") == S{std::nullopt, 3});
+    CHECK(report.symbol_of("batch size") == "batch_size");
+    CHECK(report.symbol_of("seq") == "seq");
+    CHECK(report.by_symbol({{"batch size", 2}, {"seq", 5}}) == yobx::SymbolValues{{"batch_size", 2}, {"seq", 5}});
 }
 
 TEST_CASE("guess_output_rank gives an operator no rule covers the rank and type of its first input") {

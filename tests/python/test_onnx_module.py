@@ -94,7 +94,7 @@ def conv_if_model():
 class SameAsTheCommand(unittest.TestCase):
     """infer_shapes and infer_shapes_path write and report what yobx-onnx-shapes does."""
 
-    NAMES = ["conv", "broadcast", "names", "slice", "declared", "external"]
+    NAMES = ["conv", "broadcast", "names", "latin1", "slice", "declared", "external"]
 
     def test_every_model_infers_as_the_command_does(self):
         for name in self.NAMES:
@@ -310,6 +310,8 @@ class Errors(unittest.TestCase):
         self.assertEqual(self.assert_same_error("opset30"), "unknown opset 30 of the default domain (yobx knows 7 to 22)")
         self.assertEqual(self.assert_same_error("dangling"),
                          "node 'add' (Add): input 'nowhere' is produced by no node, initializer or graph input")
+        self.assertEqual(self.assert_same_error("dangling_newline"),  # a name's control characters escaped: one line
+                         "node 'a\\r\\nb\\x01' (Add): input 'no\\nwhere' is produced by no node, initializer or graph input")
         self.assertTrue(self.assert_same_error("slice", strict=True).startswith("node 'slice' (Slice): strict mode cannot decide m > n"))
         self.assertEqual(self.assert_same_error("conv", hints={"heigth": 3}),
                          "hint 'heigth': no input dim is named so (the model's: batch, height, width)")
@@ -371,6 +373,7 @@ class Errors(unittest.TestCase):
                     self.assertIsInstance(out, onnx.ModelProto)
                     outcomes["model"] += 1
                 except ValueError as e:
+                    self.assertIs(type(e), ValueError, repr(e))  # not a subclass (UnicodeDecodeError is one)
                     self.assertEqual(str(e).count("\n"), 0, str(e))
                     outcomes["ValueError"] += 1
         self.assertGreater(outcomes["model"], 0)
@@ -392,6 +395,20 @@ class EvaluateShapes(unittest.TestCase):
         # a dim_param that is not an expression is found by its text
         self.assertEqual(yobx.onnx.evaluate_shapes(onnx.load(model_path("names")), {"batch size": 3}, infer=False)["p"][0], 3)
 
+    def test_a_size_by_the_dim_s_name_in_the_model_or_by_its_symbol(self):
+        # "batch size" is not a symbol name: the dims inferred from it use batch_size (the report's name_mapping)
+        model = onnx.load(model_path("names"))
+        for sizes in ({"batch size": 2, "past_sequence_length": 3}, {"batch_size": 2, "past_sequence_length": 3}):
+            self.assertEqual(yobx.onnx.evaluate_shapes(model, sizes), {"p": (2, 4), "y": (2, 4)})
+            self.assertEqual(yobx.onnx.memory(model, sizes)["at"]["peak"], 64)
+        self.assertEqual(yobx.onnx.memory(model, {"past_sequence_length": 3}, plot=("batch size", 1, 4))["svg"],
+                         yobx.onnx.memory(model, {"past_sequence_length": 3}, plot=("batch_size", 1, 4))["svg"])
+        for call in (yobx.onnx.evaluate_shapes, yobx.onnx.memory):
+            with self.subTest(call=call.__name__), self.assertRaises(ValueError) as e:
+                call(model, {"batch size": 2, "batch_size": 3, "past_sequence_length": 3})
+            self.assertEqual(str(e.exception), "sizes 'batch size' (2) and 'batch_size' (3) name the same dim: the model's "
+                                               "'batch size' is the symbol batch_size")
+
     def test_a_flip_as_torch_onnx_writes_it_is_the_whole_dim(self):
         # torch.flip: Slice(starts -1, ends -INT64_MAX, steps -1); once written with the constant
         # 9223372036854775806 in the dim, which no evaluation at any size survived
@@ -410,7 +427,7 @@ class Memory(unittest.TestCase):
     """yobx.onnx.memory gives the memory section the command's --memory report holds."""
 
     def test_the_same_as_the_command(self):
-        for name in ["conv", "names", "broadcast", "slice"]:
+        for name in ["conv", "names", "latin1", "broadcast", "slice"]:
             with self.subTest(model=name):
                 out = os.path.join(WORKDIR, name + ".mem.onnx")
                 rc, _, err = cli(model_path(name), out, "--memory", "--report", out + ".json")
@@ -459,6 +476,49 @@ class Memory(unittest.TestCase):
                 with self.assertRaises(kind) as e:
                     call()
                 self.assertEqual(str(e.exception), message)
+
+
+class NamesThatAreNotUtf8(unittest.TestCase):
+    """ONNX's names are proto2 strings, any bytes; protobuf's Python module gives one that is not
+    UTF-8 as bytes. yobx's text (the report, an error, the plot) reads each byte that starts no
+    UTF-8 sequence as U+FFFD (the command prints the bytes as they are); evaluate_shapes keys such
+    a value by its bytes, as protobuf names it."""
+
+    def test_the_report_and_the_memory_read_them_as_u_fffd(self):
+        model = onnx.load(model_path("latin1"))  # the dim b"batch\xe9size", the node b"r\xe9lu"
+        self.assertEqual(model.graph.node[0].name, b"r\xe9lu")
+        shaped, report = yobx.onnx.infer_shapes(model, with_report=True)
+        self.assertEqual(report["name_mapping"], [{"dim_param": "batch\ufffdsize", "symbol": "batch_size"}])
+        self.assertEqual([d.dim_param for d in shaped.graph.output[0].type.tensor_type.shape.dim], ["batch_size", "past_sequence_length + 1"])
+        self.assertEqual(yobx.onnx.evaluate_shapes(model, {"batch_size": 2, "past_sequence_length": 3}), {"p": (2, 4), "y": (2, 4)})
+        memory = yobx.onnx.memory(model, {"past_sequence_length": 3}, plot=("batch_size", 1, 4))
+        self.assertEqual(memory["peak_steps"][0]["node"], "r\ufffdlu")
+        import xml.etree.ElementTree as ET
+        self.assertEqual(ET.fromstring(memory["svg"].encode()).tag, "{http://www.w3.org/2000/svg}svg")
+        from yobx.onnx import ort
+        out = ort.SymbolicShapeInference.infer_shapes(model)
+        self.assertEqual([d.dim_param for d in out.graph.output[0].type.tensor_type.shape.dim], ["batch_size", "past_sequence_length + 1"])
+
+    def test_an_error_names_them_with_u_fffd(self):
+        for model in (onnx.load(model_path("latin1_dangling")), model_path("latin1_dangling")):
+            with self.subTest(given=type(model).__name__), self.assertRaises(ValueError) as e:
+                if isinstance(model, str):
+                    yobx.onnx.infer_shapes_path(model, os.path.join(WORKDIR, "error.onnx"))
+                else:
+                    yobx.onnx.infer_shapes(model)
+            self.assertEqual(type(e.exception), ValueError)  # not a UnicodeDecodeError, which is one too
+            self.assertEqual(str(e.exception), "node 'r\ufffdlu' (Relu): input '\ufffd' is produced by no node, initializer or graph input")
+
+    def test_evaluate_shapes_keys_such_a_value_by_its_bytes(self):
+        # conv_model's value c (between the Conv and the Relu) renamed b"\xe9": the Conv's output, the Relu's input
+        data = conv_model().SerializeToString()
+        data = data.replace(b"\x12\x01c", b"\x12\x01\xe9").replace(b"\x0a\x01c", b"\x0a\x01\xe9")
+        model = onnx.ModelProto.FromString(data)
+        self.assertEqual((model.graph.node[0].output[0], model.graph.node[1].input[0]), (b"\xe9", b"\xe9"))
+        shaped = yobx.onnx.infer_shapes(model)
+        shapes = yobx.onnx.evaluate_shapes(model, {"batch": 1, "height": 8, "width": 8})
+        self.assertEqual(shapes[shaped.graph.value_info[0].name], (1, 8, 4, 4))
+        self.assertEqual(sorted(shapes, key=repr), ["big", "w", "x", "y", b"\xe9"])
 
 
 class Sym(unittest.TestCase):

@@ -177,6 +177,32 @@ struct ShapeReport {
     /// What the model needs in memory (yobx/adapters/onnx/memory.hpp), when asked for (--memory).
     std::optional<MemoryReport> memory;
 
+    /// The symbol of an input dim the model names `dim`: name_mapping's symbol for a dim_param
+    /// that is not a symbol name (`"batch size"` -> `batch_size`), else `dim` itself.
+    [[nodiscard]] std::string symbol_of(std::string_view dim) const {
+        for (const auto& [written, symbol] : name_mapping)
+            if (written == dim) return symbol;
+        return std::string(dim);
+    }
+
+    /// `sizes` by symbol: a size given by the name the model writes (`{"batch size": 2}`) is
+    /// that of its symbol (`batch_size`), so either name can be given. Both names of one dim at
+    /// two sizes are a value_error.
+    [[nodiscard]] SymbolValues by_symbol(const SymbolValues& sizes) const {
+        SymbolValues out = sizes;
+        for (const auto& [written, symbol] : name_mapping) {
+            const auto given = sizes.find(written);
+            if (given == sizes.end()) continue;
+            const auto [at, added] = out.emplace(symbol, given->second);
+            if (!added && at->second != given->second)
+                throw value_error("sizes '" + written + "' (" + std::to_string(given->second) + ") and '" + symbol + "' (" +
+                                  std::to_string(at->second) + ") name the same dim: the model's '" + written + "' is the symbol " +
+                                  symbol);
+            out.erase(written);
+        }
+        return out;
+    }
+
     /// `12 values, 40 dims: 30 constant, 8 symbolic, 2 fresh, 0 unknown rank; 0 operators not covered; 0.001 s`.
     std::string summary() const {
         std::size_t uncovered = 0;

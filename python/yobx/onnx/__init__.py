@@ -255,7 +255,8 @@ def evaluate_shapes(model, sizes, *, infer=True, op_profiles=None, onnx_fallback
     dims already written are read (any dim_param ``yobx.sym.parse`` reads). A dim
     that depends on a size not given (a fresh ``unk__N``: a data-dependent size)
     is ``None``; a value of unknown rank is ``None``. A size that names no dim of
-    the model is a ``ValueError``.
+    the model is a ``ValueError``. A name that is not UTF-8 (ONNX's names may hold any bytes)
+    is a ``bytes`` key, as protobuf gives that name (``value_info.name`` is then bytes).
     """
     sizes = _sizes(sizes, "sizes")
     data = _light(model)[0] if isinstance(model, onnx.ModelProto) else _bytes_of(model, "evaluate_shapes")[0]

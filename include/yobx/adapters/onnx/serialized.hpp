@@ -122,9 +122,14 @@ using ConcreteShape = std::vector<std::optional<std::int64_t>>;
 /// dim_param that parse_sym reads, as yobx writes them): graph inputs, initializers,
 /// value_info and outputs, in subgraphs too, by name; a value with no shape is nullopt.
 /// A size that names no symbol of the model is a value_error (a misspelt name); so is an
-/// expression that cannot be evaluated at the sizes (a division by zero).
+/// expression that cannot be evaluated at the sizes (a division by zero). `report`, the
+/// inference's, reads an input dim_param that is not a symbol name as its symbol
+/// (name_mapping: `"batch size"` is `batch_size`, which the dims inferred from it use): a size
+/// may name either.
 inline std::map<std::string, std::optional<ConcreteShape>, std::less<>> evaluate_shapes(const ::onnx::ModelProto& model,
-                                                                                       const SymbolValues& sizes) {
+                                                                                       const SymbolValues& given,
+                                                                                       const ShapeReport& report = {}) {
+    const SymbolValues sizes = report.by_symbol(given);
     std::map<std::string, std::optional<ConcreteShape>, std::less<>> out;
     std::map<std::string, SymInt, std::less<>> parsed;  // dim_param -> expression (none: not one)
     std::set<std::string, std::less<>> seen;            // every symbol and dim_param of the model
@@ -133,12 +138,12 @@ inline std::map<std::string, std::optional<ConcreteShape>, std::less<>> evaluate
         if (!d.has_dim_param() || d.dim_param().empty()) return std::nullopt;
         const std::string& text = d.dim_param();
         seen.insert(text);
-        if (const auto it = sizes.find(text); it != sizes.end()) return it->second;  // a name parse_sym does not read
+        if (const auto it = given.find(text); it != given.end()) return it->second;  // a name parse_sym does not read
         auto it = parsed.find(text);
         if (it == parsed.end()) {
             SymInt e;
             try {
-                e = parse_sym(text);
+                e = parse_sym(report.symbol_of(text));
             } catch (const yobx::error&) {
                 return std::nullopt;
             }
@@ -179,7 +184,7 @@ inline std::map<std::string, std::optional<ConcreteShape>, std::less<>> evaluate
             }
     };
     graph(graph, model.graph());
-    for (const auto& [name, v] : sizes)
+    for (const auto& [name, v] : given)
         if (!seen.count(name)) {
             std::string known;
             for (const auto& s : seen) {
