@@ -40,7 +40,7 @@ class Expr:
             text = str(text)
         elif not isinstance(text, str):
             raise TypeError(f"an expression is read from a str or an int, not {type(text).__name__}")
-        self._text = _yobx.sym_canonical(text)
+        self._text = _yobx.sym_canonical(_utf8(text, "an expression"))
 
     @classmethod
     def _of(cls, canonical):
@@ -77,11 +77,12 @@ class Expr:
 
     def subs(self, values):
         """Replaces symbols by expressions (Expr, text or int): ``{"h": "8*k"}``."""
-        return Expr._of(_yobx.sym_subs(self._text, {k: str(Expr(v)) for k, v in values.items()}))
+        return Expr._of(_yobx.sym_subs(self._text, {_symbol(k, "subs"): str(Expr(v)) for k, v in values.items()}))
 
     def evaluate(self, values):
         """Its value for integer values of all its symbols: ``{"h": 224}`` -> 28."""
         for name, v in values.items():
+            _symbol(name, "evaluate")
             if isinstance(v, bool) or not isinstance(v, int):
                 raise ValueError(f"evaluate: the value of {name} must be an integer, got {v!r}")
         return _yobx.sym_evaluate(self._text, values)
@@ -130,6 +131,21 @@ class Expr:
         return self._binary("min", other)
 
 
+def _utf8(text, what):
+    """`text`, checked to be text UTF-8 can encode (no lone surrogate): what the C++ side reads."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise ValueError(f"{what} {text!r} is not UTF-8 text (a lone surrogate at {e.start})") from None
+    return text
+
+
+def _symbol(name, what):
+    if not isinstance(name, str):
+        raise TypeError(f"{what}: a symbol's name is a str, not {type(name).__name__}")
+    return _utf8(name, f"{what}: the symbol")
+
+
 def parse(text):
     """The canonical form of an expression's text: ``parse("(h + 7)//8")``."""
     return Expr(text)
@@ -140,6 +156,7 @@ def _ranges(ranges):
         return {}
     out = {}
     for name, r in ranges.items():
+        _symbol(name, "ranges")
         try:
             low, high = r
         except (TypeError, ValueError):

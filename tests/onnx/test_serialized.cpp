@@ -298,7 +298,7 @@ TEST_CASE("evaluate_shapes gives every value's concrete shape at given sizes") {
         "evaluate_shapes: the dim 'n//k' at the given sizes: "));
 }
 
-TEST_CASE("evaluate_shapes with the inference's report takes a size by the dim's name in the model or by its symbol") {
+TEST_CASE("a size or a hint names an input dim by its name in the model or by its symbol (the report's name_mapping)") {
     // "batch size" is not a symbol name: the inferred dims use batch_size (the report's name_mapping)
     ::onnx::ModelProto m = model_with();
     value(m.mutable_graph()->add_input(), "x", {"batch size", "3"});
@@ -320,6 +320,31 @@ TEST_CASE("evaluate_shapes with the inference's report takes a size by the dim's
     CHECK(report.symbol_of("batch size") == "batch_size");
     CHECK(report.symbol_of("seq") == "seq");
     CHECK(report.by_symbol({{"batch size", 2}, {"seq", 5}}) == yobx::SymbolValues{{"batch_size", 2}, {"seq", 5}});
+    // a hint by either name: x + w, w of shape [4, 3], broadcasts batch_size with 4, which the hint answers
+    ::onnx::ModelProto b = model_with();
+    value(b.mutable_graph()->add_input(), "x", {"batch size", "3"});
+    auto* w = b.mutable_graph()->add_initializer();
+    w->set_name("w");
+    w->set_data_type(::onnx::TensorProto::FLOAT);
+    for (int d : {4, 3}) w->add_dims(d);
+    w->set_raw_data(std::string(48, '\0'));
+    add_node(*b.mutable_graph(), "Add", {"x", "w"}, "y");
+    b.mutable_graph()->add_output()->set_name("y");
+    for (const char* name : {"batch size", "batch_size"}) {
+        InferenceOptions o;
+        o.hints = {{name, 4}};
+        ::onnx::ModelProto hinted = b;
+        const auto r = yobx::onnx::infer_shapes(hinted, o);
+        CHECK(r.name_mapping == report.name_mapping);
+        REQUIRE(r.assumptions.size() == 1);
+        CHECK(r.assumptions[0].question == "broadcasting batch_size with 4");
+        CHECK(dims_of(hinted.graph().output(0).type()) == std::vector<std::string>{"4", "3"});
+    }
+    InferenceOptions both;
+    both.hints = {{"batch size", 4}, {"batch_size", 5}};
+    ::onnx::ModelProto hinted = b;
+    CHECK(error_of([&] { (void)yobx::onnx::infer_shapes(hinted, both); }) ==
+          "hints 'batch size' (4) and 'batch_size' (5) name the same dim: the model's 'batch size' is the symbol batch_size");
 }
 
 TEST_CASE("guess_output_rank gives an operator no rule covers the rank and type of its first input") {

@@ -509,6 +509,35 @@ class NamesThatAreNotUtf8(unittest.TestCase):
             self.assertEqual(type(e.exception), ValueError)  # not a UnicodeDecodeError, which is one too
             self.assertEqual(str(e.exception), "node 'r\ufffdlu' (Relu): input '\ufffd' is produced by no node, initializer or graph input")
 
+    def test_a_name_given_as_bytes_or_as_python_decodes_them_with_surrogateescape(self):
+        model = onnx.load(model_path("latin1"))  # the dim b"batch\xe9size", whose symbol is batch_size
+        expected = yobx.onnx.evaluate_shapes(model, {"batch_size": 2, "past_sequence_length": 3})
+        for name in (b"batch\xe9size", b"batch\xe9size".decode("utf-8", "surrogateescape")):
+            with self.subTest(name=name):
+                self.assertEqual(yobx.onnx.evaluate_shapes(model, {name: 2, "past_sequence_length": 3}), expected)
+                self.assertEqual(yobx.onnx.evaluate_shapes(model, {name: 2, "past_sequence_length": 3}, infer=False)["p"], (2, 4))
+                self.assertEqual(yobx.onnx.memory(model, {"past_sequence_length": 3}, plot=(name, 1, 4))["svg"],
+                                 yobx.onnx.memory(model, {"past_sequence_length": 3}, plot=("batch_size", 1, 4))["svg"])
+                _, report = yobx.onnx.infer_shapes(model, hints={name: 2, "past_sequence_length": 3}, with_report=True)
+                self.assertEqual(report["name_mapping"], [{"dim_param": "batch\ufffdsize", "symbol": "batch_size"}])
+        with self.assertRaises(ValueError) as e:
+            yobx.onnx.evaluate_shapes(model, {"batch\ud800size": 2})
+        self.assertEqual(str(e.exception), "size 'batch\\ud800size': not a name a model can hold (a lone surrogate that stands for no byte)")
+
+    def test_a_path_as_the_file_system_names_it(self):
+        # a file name that is not UTF-8 (Latin-1's e acute): os.fsdecode gives it with a lone surrogate
+        directory = os.fsdecode(os.path.join(os.fsencode(WORKDIR), b"caf\xe9"))
+        os.makedirs(directory, exist_ok=True)
+        source, shaped = os.path.join(directory, "m\udce9.onnx"), os.path.join(directory, "shaped.onnx")
+        with open(model_path("names"), "rb") as f, open(source, "wb") as g:
+            g.write(f.read())
+        self.assertEqual(yobx.onnx.infer_shapes_path(source, shaped, with_report=True)["nodes"], 1)
+        self.assertEqual(types(onnx.load(shaped)), types(yobx.onnx.infer_shapes(onnx.load(model_path("names")))))
+        self.assertIsNone(yobx.onnx.infer_shapes_path(os.fsencode(shaped)))  # bytes too, and in place
+        with self.assertRaises(ValueError) as e:
+            yobx.onnx.infer_shapes_path(os.path.join(directory, "none\udce9.onnx"))
+        self.assertEqual(str(e.exception), f"cannot open '{WORKDIR}/caf\ufffd/none\ufffd.onnx'")
+
     def test_evaluate_shapes_keys_such_a_value_by_its_bytes(self):
         # conv_model's value c (between the Conv and the Relu) renamed b"\xe9": the Conv's output, the Relu's input
         data = conv_model().SerializeToString()
@@ -550,7 +579,13 @@ class Sym(unittest.TestCase):
                  (lambda: sym.simplify("n", {"n": (3, 2)}), ValueError, "the range of 'n' is empty: [3, 2]"),
                  (lambda: sym.simplify("n", {"n": 3}), ValueError, "the range of 'n' must be a pair (low, high), None for no bound; got 3"),
                  (lambda: sym.decide("a", "=~", "b"), ValueError, "unknown relation '=~'"),
-                 (lambda: int(sym.parse("a + 1")), ValueError, "a + 1 is not a constant (its symbols: a)")]
+                 (lambda: int(sym.parse("a + 1")), ValueError, "a + 1 is not a constant (its symbols: a)"),
+                 # text Python holds that UTF-8 cannot encode (a lone surrogate): one line, not pybind11's listing
+                 (lambda: sym.parse("h\udcff + 1"), ValueError, "an expression 'h\\udcff + 1' is not UTF-8 text (a lone surrogate at 1)"),
+                 (lambda: sym.parse("h").evaluate({"\ud800": 1}), ValueError, "evaluate: the symbol '\\ud800' is not UTF-8 text (a lone surrogate at 0)"),
+                 (lambda: sym.parse("h").evaluate({1: 1}), TypeError, "evaluate: a symbol's name is a str, not int"),
+                 (lambda: sym.parse("h").subs({b"h": 1}), TypeError, "subs: a symbol's name is a str, not bytes"),
+                 (lambda: sym.simplify("h", {"\udcff": (1, 2)}), ValueError, "ranges: the symbol '\\udcff' is not UTF-8 text (a lone surrogate at 0)")]
         for call, kind, message in cases:
             with self.assertRaises(kind) as e:
                 call()

@@ -26,17 +26,28 @@ from .. import _yobx
 __all__ = ["infer_shapes", "infer_shapes_path", "evaluate_shapes", "memory", "operator_table"]
 
 
+def _name(name, what):
+    """A dim's name as the model holds it, any bytes (a proto2 string): bytes as given, a str as
+    UTF-8, where a lone surrogate of Python's "surrogateescape" decoding is the byte it stands for."""
+    if isinstance(name, bytes):
+        return name
+    try:
+        return name.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        raise ValueError(f"{what} {name!r}: not a name a model can hold (a lone surrogate that stands for no byte)") from None
+
+
 def _hints(hints):
     if hints is None:
         return {}
     if not isinstance(hints, dict):
         raise TypeError(f"hints must be a dict of dim names to sizes, not {type(hints).__name__}")
     for name, value in hints.items():
-        if not isinstance(name, str) or not name:
+        if not isinstance(name, (str, bytes)) or not name:
             raise ValueError(f"hint {name!r}: the name must be a non-empty string")
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise ValueError(f"hint '{name}': expected a size (an integer >= 0), got {value!r}")
-    return hints
+    return {_name(name, "hint"): value for name, value in hints.items()}
 
 
 def _profiles(op_profiles):
@@ -240,8 +251,9 @@ def infer_shapes_path(in_path, out_path=None, *, strict=False, hints=None, op_pr
     from the model's directory only. Returns the report (a dict) with
     ``with_report``, else None.
     """
-    in_path = os.fspath(in_path)
-    out_path = in_path if out_path is None else os.fspath(out_path)
+    # as the file system names them: any bytes (os.fsencode)
+    in_path = os.fsencode(in_path)
+    out_path = in_path if out_path is None else os.fsencode(out_path)
     report = _yobx.infer_shapes_path(in_path, out_path, strict=bool(strict), hints=_hints(hints), op_profiles=_profiles(op_profiles),
                                      onnx_fallback=bool(onnx_fallback), guess_output_rank=False, auto_merge=False)
     return json.loads(report) if with_report else None
@@ -269,9 +281,9 @@ def _sizes(sizes, what):
     if not isinstance(sizes, dict):
         raise TypeError(f"{what} must be a dict of dim names to sizes, not {type(sizes).__name__}")
     for name, value in sizes.items():
-        if not isinstance(name, str) or isinstance(value, bool) or not isinstance(value, int):
+        if not isinstance(name, (str, bytes)) or isinstance(value, bool) or not isinstance(value, int):
             raise ValueError(f"size {name!r}: expected a dim name and an integer, got {value!r}")
-    return sizes
+    return {_name(name, "size"): value for name, value in sizes.items()}
 
 
 def memory(model, at=None, *, plot=None, infer=True, hints=None, op_profiles=None, onnx_fallback=True):
@@ -298,10 +310,11 @@ def memory(model, at=None, *, plot=None, infer=True, hints=None, op_profiles=Non
     at = {} if at is None else _sizes(at, "at")
     name, lo, hi = "", 0, 0
     if plot is not None:
-        if not (isinstance(plot, (tuple, list)) and len(plot) == 3 and isinstance(plot[0], str) and
+        if not (isinstance(plot, (tuple, list)) and len(plot) == 3 and isinstance(plot[0], (str, bytes)) and
                 all(isinstance(v, int) and not isinstance(v, bool) for v in plot[1:])):
             raise ValueError(f"plot must be (dim name, low size, high size), not {plot!r}")
         name, lo, hi = plot
+        name = _name(name, "plot")
     data = _light(model)[0] if isinstance(model, onnx.ModelProto) else _bytes_of(model, "memory")[0]
     report, svg = _yobx.memory(data, at, infer=bool(infer), plot=name, lo=lo, hi=hi, hints=_hints(hints),
                                op_profiles=_profiles(op_profiles), onnx_fallback=bool(onnx_fallback))

@@ -85,7 +85,7 @@ public:
         } else {
             std::string name = symbol_name(text);
             while (env_.has_symbol(name)) name += "_";
-            value = new_symbol(name);
+            value = new_symbol(name, text);
             report_.name_mapping.emplace_back(text, name);
         }
         params_.emplace(text, value);
@@ -926,7 +926,7 @@ public:
     /// A hint that names no input dim is a mistake the user wants to hear of (a misspelt name).
     void check_hints() const {
         for (const auto& [name, value] : options_.hints)
-            if (!input_symbols_.count(name)) {
+            if (!input_symbols_.count(name) && !input_dim_params_.count(name)) {
                 std::string known;
                 for (const auto& s : input_symbols_) known += (known.empty() ? "" : ", ") + s;
                 throw value_error("hint '" + name + "': no input dim is named so (the model's: " + (known.empty() ? "none" : known) + ")");
@@ -953,6 +953,7 @@ private:
     std::unique_ptr<std::unordered_map<std::string, OnnxType>> onnx_types_;
     std::function<const ::onnx::ModelProto*()> model_source_;  // for ONNX's inference (the fallback)
     std::set<std::string, std::less<>> input_symbols_;
+    std::set<std::string, std::less<>> input_dim_params_;  // the dim_params renamed to a symbol, as written
     std::vector<std::pair<::onnx::GraphProto*, Scope>> pending_;
     bool in_subgraph_ = false;  // write_subgraphs is writing: values not counted in unknown_type
     std::unordered_set<std::string> declared_only_;  // outputs typed by the fallback from the model's declaration alone
@@ -961,9 +962,20 @@ private:
     std::vector<std::pair<std::string_view, std::unordered_map<std::string_view, Rule>>> rules_;
     std::unordered_map<SymInt, SymInt> simplified_;  // write_type's dims, simplified once each
 
-    SymInt new_symbol(const std::string& name) {
+    /// An input dim's symbol `name`; `written`, the model's dim_param it stands for when that is
+    /// not a symbol name ("batch size" for batch_size): a hint may name either.
+    SymInt new_symbol(const std::string& name, std::string_view written = {}) {
         std::optional<std::int64_t> hint;
         if (const auto it = options_.hints.find(name); it != options_.hints.end()) hint = it->second;
+        if (!written.empty()) {
+            input_dim_params_.emplace(written);
+            if (const auto it = options_.hints.find(written); it != options_.hints.end()) {
+                if (hint && *hint != it->second)
+                    throw value_error("hints '" + it->first + "' (" + std::to_string(it->second) + ") and '" + name + "' (" +
+                                      std::to_string(*hint) + ") name the same dim: the model's '" + it->first + "' is the symbol " + name);
+                hint = it->second;
+            }
+        }
         input_symbols_.insert(name);
         // a named dim is at least 1, as onnxruntime's tool and torch.export (2) assume: without it a
         // Reshape entry `batch` could be the 0 that copies the input's dim, and nothing would be known
