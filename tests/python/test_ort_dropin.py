@@ -164,6 +164,22 @@ class Contract(unittest.TestCase):
         self.assertEqual(str(e.exception), "At least one shape is missed for edges to compare")
         self.assertFalse(ort.SymbolicShapeInferenceHelper(custom()).infer({}))
 
+    def test_the_helper_names_a_dim_as_the_model_does_as_onnxruntime_s_helper(self):
+        # dim_params that are not symbol names: yobx writes batch_size and seq_len for them; the helper
+        # gives the model's names back, so an input and an output of the same shape compare equal
+        from shape_infer_helper import SymbolicShapeInferenceHelper as Theirs  # onnxruntime.transformers' own
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch size", "seq.len", 4])
+        m = model([helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Neg", ["r"], ["y"])], [x],
+                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+        for mapping in ({}, {"batch size": 2}):
+            with self.subTest(mapping=mapping):
+                ours, theirs = ort.SymbolicShapeInferenceHelper(m), Theirs(m)
+                self.assertEqual((ours.infer(mapping), theirs.infer(mapping)), (True, True))
+                for edge in ("x", "r", "y"):
+                    self.assertEqual(ours.get_edge_shape(edge), theirs.get_edge_shape(edge))
+                self.assertEqual(ours.get_edge_shape("y"), [2 if mapping else "batch size", "seq.len", 4])
+                self.assertEqual((ours.compare_shape("x", "y"), theirs.compare_shape("x", "y")), (True, True))
+
 
 EXPECTED = {"onnxruntime.tools.symbolic_shape_infer.SymbolicShapeInference",
             "onnxruntime.quantization.shape_inference.SymbolicShapeInference",

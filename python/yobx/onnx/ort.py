@@ -113,13 +113,29 @@ class SymbolicShapeInference:
         return out
 
 
+def _renamed(model, report):
+    """The report's name_mapping as {symbol: the input dim_param it renames}, the dim_param as
+    protobuf gives it (bytes when not UTF-8: the report has it with U+FFFD)."""
+    symbols = {m["dim_param"]: m["symbol"] for m in report["name_mapping"]}
+    out = {}
+    for vi in model.graph.input:
+        for d in vi.type.tensor_type.shape.dim if vi.type.HasField("tensor_type") else ():
+            if d.HasField("dim_param"):
+                text = d.dim_param.decode("utf-8", "replace") if isinstance(d.dim_param, bytes) else d.dim_param
+                if text in symbols:
+                    out[symbols[text]] = d.dim_param
+    return out
+
+
 class SymbolicShapeInferenceHelper(SymbolicShapeInference):
     """onnxruntime's ``SymbolicShapeInferenceHelper`` (what the transformer fusions ask
     shapes of) with yobx's inference: ``infer(dynamic_axis_mapping)`` once, then
     ``get_edge_shape(name)`` and ``compare_shape(a, b)``, with the dims named in the
     mapping replaced by their values (an expression of mapped dims is evaluated:
     ``batch*seq`` at ``{"batch": 4, "seq_len": 7}``... when all its dims are mapped),
-    and ``known_vi_``, every value's ValueInfoProto by name."""
+    and ``known_vi_``, every value's ValueInfoProto by name. An input dim whose
+    dim_param is not a symbol name (``"batch size"``), which yobx writes as a symbol
+    (``batch_size``), is given by the model's name, as onnxruntime's tool names it."""
 
     def __init__(self, model, verbose=0, int_max=2**31 - 1, auto_merge=True, guess_output_rank=False):
         super().__init__(int_max, auto_merge, guess_output_rank, verbose)
@@ -129,6 +145,7 @@ class SymbolicShapeInferenceHelper(SymbolicShapeInference):
         self.dynamic_axis_mapping_ = {}
         self.known_vi_ = {}
         self.out_mp_ = None
+        self.renamed_ = {}  # a symbol yobx named an input dim whose dim_param is not a symbol name -> that dim_param
 
     def infer(self, dynamic_axis_mapping, max_runs=200):
         """Infers every shape (once: ``max_runs`` is onnxruntime's bound on its passes,
@@ -142,7 +159,8 @@ class SymbolicShapeInferenceHelper(SymbolicShapeInference):
             if result is None:
                 self.all_shapes_inferred_ = False
             else:
-                self.out_mp_, _, self.all_shapes_inferred_ = result
+                self.out_mp_, report, self.all_shapes_inferred_ = result
+                self.renamed_ = _renamed(self.model_, report)
                 import onnx
 
                 g = self.out_mp_.graph
@@ -161,21 +179,31 @@ class SymbolicShapeInferenceHelper(SymbolicShapeInference):
             print("Cannot retrieve the shape of " + str(edge))
             return None
         shape = _shape_of(self.known_vi_[edge].type)
-        if shape is not None and self.dynamic_axis_mapping_:
-            from .. import sym
+        if shape is None:
+            return None
+        # the mapping's values by symbol too: a dim the model names "batch size" is batch_size in what yobx wrote
+        values = dict(self.dynamic_axis_mapping_)
+        for symbol, written in self.renamed_.items():
+            if written in values and symbol not in values:
+                values[symbol] = values[written]
+        from .. import sym
 
-            for i, dim in enumerate(shape):
-                if not isinstance(dim, str):
-                    continue
-                if dim in self.dynamic_axis_mapping_:
-                    shape[i] = self.dynamic_axis_mapping_[dim]
-                    continue
-                try:
-                    e = sym.parse(dim)
-                    if e.free_symbols and all(s in self.dynamic_axis_mapping_ for s in e.free_symbols):
-                        shape[i] = e.evaluate({s: self.dynamic_axis_mapping_[s] for s in e.free_symbols})
-                except ValueError:
-                    pass  # a dim_param that is not an expression: kept as it is
+        for i, dim in enumerate(shape):
+            if not isinstance(dim, (str, bytes)):
+                continue
+            if dim in self.renamed_:  # the model's name for it, as onnxruntime's tool keeps it: equal shapes compare equal
+                shape[i] = dim = self.renamed_[dim]
+            if dim in values:
+                shape[i] = values[dim]
+                continue
+            if not values or isinstance(dim, bytes):
+                continue
+            try:
+                e = sym.parse(dim)
+                if e.free_symbols and all(s in values for s in e.free_symbols):
+                    shape[i] = e.evaluate({s: values[s] for s in e.free_symbols})
+            except ValueError:
+                pass  # a dim_param that is not an expression: kept as it is
         return shape
 
     def compare_shape(self, edge, edge_other):
