@@ -90,20 +90,25 @@ TEST_CASE("well-formed UTF-8 sequences are told from bytes that start none") {
     CHECK_FALSE(valid("batch \xE9t\xE9"));
 }
 
-TEST_CASE("JSON strings are written as UTF-8: each byte that starts no UTF-8 sequence as the escape of U+FFFD") {
+TEST_CASE("JSON strings are written as UTF-8: a byte that starts no UTF-8 sequence as the lone surrogate Python's surrogateescape gives it, read back as the byte") {
     const auto written = [](std::string_view s) {
         std::string out;
         yobx::detail::json::write_string(out, s);
         return out;
     };
     CHECK(written("\xC3\xA9\xF0\x9F\x98\x80\"\\\n\x01") == "\"\xC3\xA9\xF0\x9F\x98\x80\\\"\\\\\\n\\u0001\"");
-    CHECK(written("bat\xE9h\xFF") == "\"bat\\ufffdh\\ufffd\"");
-    CHECK(written("\xE2\x82") == "\"\\ufffd\\ufffd\"");  // cut short: each byte
-    CHECK(written("\xED\xA0\x80") == "\"\\ufffd\\ufffd\\ufffd\"");
-    // and the reader reads it back as U+FFFD
-    const auto spec = TreeSpec::from_json("{\"root\": {\"kind\": \"dict\", \"keys\": [" + written("a\xFF") +
-                                          "], \"children\": [{\"kind\": \"none\"}]}, \"yobx_treespec\": 1}");
-    CHECK(spec.keys()[0] == "a\xEF\xBF\xBD");
+    CHECK(written("bat\xE9h\xFF") == "\"bat\\udce9h\\udcff\"");
+    CHECK(written("\xE2\x82") == "\"\\udce2\\udc82\"");                  // cut short: each byte
+    CHECK(written("\xED\xB3\xA9") == "\"\\udced\\udcb3\\udca9\"");  // a surrogate's UTF-8 form is not UTF-8
+    // read back: the same bytes, a key of a TreeSpec's dict for one
+    const auto read = [&](std::string_view key) {
+        return TreeSpec::from_json("{\"root\": {\"kind\": \"dict\", \"keys\": [" + written(key) +
+                                   "], \"children\": [{\"kind\": \"none\"}]}, \"yobx_treespec\": 1}")
+            .keys()[0];
+    };
+    for (const std::string_view key : {"a\xFF", "bat\xE9h", "\xED\xB3\xA9", "\xC3\xA9 \xE2\x82"}) CHECK(read(key) == key);
+    // a lone surrogate that stands for no byte is still malformed
+    CHECK(error_of("\"\\udc7f\"") == "TreeSpec.from_json: malformed JSON at offset 7: unpaired low surrogate in a \\u escape");
 }
 
 TEST_CASE("from_json rejects malformed JSON with the offset and the reason") {

@@ -480,19 +480,23 @@ class Memory(unittest.TestCase):
 
 class NamesThatAreNotUtf8(unittest.TestCase):
     """ONNX's names are proto2 strings, any bytes; protobuf's Python module gives one that is not
-    UTF-8 as bytes. yobx's text (the report, an error, the plot) reads each byte that starts no
-    UTF-8 sequence as U+FFFD (the command prints the bytes as they are); evaluate_shapes keys such
-    a value by its bytes, as protobuf names it."""
+    UTF-8 as bytes. yobx's JSON (the report, the memory) holds each byte that starts no UTF-8
+    sequence as Python's surrogateescape decoding does (reversible), an error message and the plot
+    as U+FFFD (the command prints the bytes as they are); evaluate_shapes keys such a value by its
+    bytes, as protobuf names it."""
 
-    def test_the_report_and_the_memory_read_them_as_u_fffd(self):
+    def test_the_report_and_the_memory_hold_them_as_surrogateescape_decodes_them(self):
         model = onnx.load(model_path("latin1"))  # the dim b"batch\xe9size", the node b"r\xe9lu"
         self.assertEqual(model.graph.node[0].name, b"r\xe9lu")
         shaped, report = yobx.onnx.infer_shapes(model, with_report=True)
-        self.assertEqual(report["name_mapping"], [{"dim_param": "batch\ufffdsize", "symbol": "batch_size"}])
+        self.assertEqual(report["name_mapping"], [{"dim_param": "batch\udce9size", "symbol": "batch_size"}])
         self.assertEqual([d.dim_param for d in shaped.graph.output[0].type.tensor_type.shape.dim], ["batch_size", "past_sequence_length + 1"])
         self.assertEqual(yobx.onnx.evaluate_shapes(model, {"batch_size": 2, "past_sequence_length": 3}), {"p": (2, 4), "y": (2, 4)})
         memory = yobx.onnx.memory(model, {"past_sequence_length": 3}, plot=("batch_size", 1, 4))
-        self.assertEqual(memory["peak_steps"][0]["node"], "r\ufffdlu")
+        self.assertEqual(memory["peak_steps"][0]["node"], "r\udce9lu")
+        # the report's JSON holds a byte that is not UTF-8 as Python's surrogateescape: the name's bytes again
+        self.assertEqual(report["name_mapping"][0]["dim_param"].encode("utf-8", "surrogateescape"),
+                         model.graph.input[0].type.tensor_type.shape.dim[0].dim_param)
         import xml.etree.ElementTree as ET
         self.assertEqual(ET.fromstring(memory["svg"].encode()).tag, "{http://www.w3.org/2000/svg}svg")
         from yobx.onnx import ort
@@ -519,7 +523,7 @@ class NamesThatAreNotUtf8(unittest.TestCase):
                 self.assertEqual(yobx.onnx.memory(model, {"past_sequence_length": 3}, plot=(name, 1, 4))["svg"],
                                  yobx.onnx.memory(model, {"past_sequence_length": 3}, plot=("batch_size", 1, 4))["svg"])
                 _, report = yobx.onnx.infer_shapes(model, hints={name: 2, "past_sequence_length": 3}, with_report=True)
-                self.assertEqual(report["name_mapping"], [{"dim_param": "batch\ufffdsize", "symbol": "batch_size"}])
+                self.assertEqual(report["name_mapping"], [{"dim_param": "batch\udce9size", "symbol": "batch_size"}])
         with self.assertRaises(ValueError) as e:
             yobx.onnx.evaluate_shapes(model, {"batch\ud800size": 2})
         self.assertEqual(str(e.exception), "size 'batch\\ud800size': not a name a model can hold (a lone surrogate that stands for no byte)")

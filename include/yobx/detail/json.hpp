@@ -218,6 +218,10 @@ private:
                 case 't': out += '\t'; break;
                 case 'u': {
                     unsigned cp = hex4();
+                    if (cp >= 0xDC80 && cp <= 0xDCFF) {  // a byte that is not UTF-8, as write_string escapes it
+                        out += static_cast<char>(cp - 0xDC00);
+                        break;
+                    }
                     if (cp >= 0xDC00 && cp <= 0xDFFF) fail("unpaired low surrogate in a \\u escape");
                     if (cp >= 0xD800 && cp <= 0xDBFF) {
                         if (s_.substr(i_, 2) != "\\u") fail("unpaired high surrogate in a \\u escape");
@@ -279,7 +283,9 @@ private:
 
 /// Appends s as a JSON string literal (quotes and escapes included). JSON text is UTF-8: a
 /// byte of s that starts no well-formed UTF-8 sequence (an ONNX name may hold any bytes) is
-/// written as \ufffd, the replacement character.
+/// written as the lone surrogate \udcXX that stands for byte XX, as Python's "surrogateescape"
+/// decoding gives it (`name.encode("utf-8", "surrogateescape")` is the bytes again), and
+/// the reader above reads it back as that byte: nothing is lost.
 template <class = void>
 inline void write_string(std::string& out, std::string_view s) {
     static constexpr char hex[] = "0123456789abcdef";
@@ -289,7 +295,9 @@ inline void write_string(std::string& out, std::string_view s) {
         if (c >= 0x80) {
             const std::size_t n = utf8::sequence_length(s, i);
             if (n == 0) {
-                out += "\\ufffd";
+                out += "\\udc";
+                out += hex[c >> 4];
+                out += hex[c & 15];
                 ++i;
             } else {
                 out.append(s, i, n);

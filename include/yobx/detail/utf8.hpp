@@ -1,9 +1,10 @@
 // yobx/detail/utf8.hpp — which bytes of a string are well-formed UTF-8.
 //
 // ONNX names are protobuf proto2 strings: any bytes. JSON (RFC 8259) and XML text must be
-// UTF-8, and Python decodes text strictly, so yobx's reports and plots write each byte that
-// starts no well-formed sequence as U+FFFD, the replacement character, as Python's "replace"
-// error handler does for such a byte.
+// UTF-8, and Python decodes text strictly, so yobx's JSON writes each byte that starts no
+// well-formed sequence as the escape Python's "surrogateescape" gives it (\udcXX, read back
+// as the byte), and its plots and Python's error messages as U+FFFD, the replacement
+// character, as Python's "replace" error handler does.
 #pragma once
 
 #include <cstddef>

@@ -115,13 +115,13 @@ class SymbolicShapeInference:
 
 def _renamed(model, report):
     """The report's name_mapping as {symbol: the input dim_param it renames}, the dim_param as
-    protobuf gives it (bytes when not UTF-8: the report has it with U+FFFD)."""
+    protobuf gives it (bytes when not UTF-8: the report has it as surrogateescape decodes it)."""
     symbols = {m["dim_param"]: m["symbol"] for m in report["name_mapping"]}
     out = {}
     for vi in model.graph.input:
         for d in vi.type.tensor_type.shape.dim if vi.type.HasField("tensor_type") else ():
             if d.HasField("dim_param"):
-                text = d.dim_param.decode("utf-8", "replace") if isinstance(d.dim_param, bytes) else d.dim_param
+                text = d.dim_param.decode("utf-8", "surrogateescape") if isinstance(d.dim_param, bytes) else d.dim_param
                 if text in symbols:
                     out[symbols[text]] = d.dim_param
     return out
