@@ -132,6 +132,14 @@ private:
 };
 
 /// What infer_shapes did: the counts of the one-line summary and the details of the JSON report.
+/// The error of an input dim given two sizes by its two names (`what`: "sizes", "hints"): the
+/// model's dim_param `written` and the symbol yobx named it (a ShapeReport's name_mapping).
+inline value_error same_dim_twice(std::string_view what, const std::string& written, std::int64_t written_size,
+                                  const std::string& symbol, std::int64_t symbol_size) {
+    return value_error(std::string(what) + " '" + written + "' (" + std::to_string(written_size) + ") and '" + symbol + "' (" +
+                       std::to_string(symbol_size) + ") name the same dim: the model's '" + written + "' is the symbol " + symbol);
+}
+
 struct ShapeReport {
     struct Fresh {
         std::string symbol, node, op, why;
@@ -194,10 +202,7 @@ struct ShapeReport {
             const auto given = sizes.find(written);
             if (given == sizes.end()) continue;
             const auto [at, added] = out.emplace(symbol, given->second);
-            if (!added && at->second != given->second)
-                throw value_error("sizes '" + written + "' (" + std::to_string(given->second) + ") and '" + symbol + "' (" +
-                                  std::to_string(at->second) + ") name the same dim: the model's '" + written + "' is the symbol " +
-                                  symbol);
+            if (!added && at->second != given->second) throw same_dim_twice("sizes", written, given->second, symbol, at->second);
             out.erase(written);
         }
         return out;

@@ -970,9 +970,7 @@ private:
         if (!written.empty()) {
             input_dim_params_.emplace(written);
             if (const auto it = options_.hints.find(written); it != options_.hints.end()) {
-                if (hint && *hint != it->second)
-                    throw value_error("hints '" + it->first + "' (" + std::to_string(it->second) + ") and '" + name + "' (" +
-                                      std::to_string(*hint) + ") name the same dim: the model's '" + it->first + "' is the symbol " + name);
+                if (hint && *hint != it->second) throw same_dim_twice("hints", it->first, it->second, name, *hint);
                 hint = it->second;
             }
         }
