@@ -104,8 +104,10 @@ template <class Model>
 ShapeReport infer_shapes(Model& model, const InferenceOptions& options, std::string* value_info, Leftovers* leftovers = nullptr,
                          std::function<const ::onnx::ModelProto*()> whole = nullptr) {
     const auto start = std::chrono::steady_clock::now();
-    std::map<std::string, int, std::less<>> opsets;
-    for (const auto& o : model.opset_import()) opsets[o.domain() == "ai.onnx" ? "" : o.domain()] = static_cast<int>(o.version());
+    // by domain, views of the model's names (it outlives the walk)
+    std::map<std::string_view, int, std::less<>> opsets;
+    for (const auto& o : model.opset_import())
+        opsets[o.domain() == "ai.onnx" ? std::string_view() : std::string_view(o.domain())] = static_cast<int>(o.version());
     const auto def = opsets.find("");
     if (def == opsets.end()) throw value_error("the model imports no opset of the default domain");
     if (def->second < min_known_opset || def->second > max_known_opset)

@@ -118,16 +118,27 @@ struct FreshSymbol {
 ///   void relu(NodeContext& ctx) { ctx.set_output(0, ctx.elem_type(0), ctx.shape(0)); }
 class NodeContext {
 public:
-    /// `attributes` is kept by address: it must outlive the context.
+    /// `attributes` is kept by address: it must outlive the context. `storage`, if given, holds
+    /// the outputs (its capacity reused: a walk hands a node's vectors on to the next, release()).
     NodeContext(ShapeEnv& env, BroadcastPolicy policy, std::string_view domain, std::string_view op_type, std::string_view name,
                 int opset, std::vector<const TensorInfo*> inputs, const Attributes& attributes,
-                std::size_t n_outputs)
+                std::size_t n_outputs, std::vector<std::optional<TensorInfo>> storage = {})
         : env_(&env), policy_(policy), domain_(domain), op_type_(op_type), name_(name), opset_(opset), inputs_(std::move(inputs)),
-          attributes_(&attributes), outputs_(n_outputs) {}
+          attributes_(&attributes), outputs_(std::move(storage)) {
+        outputs_.assign(n_outputs, std::nullopt);
+    }
     /// A temporary attribute map would be gone before the rule reads it: pass one that outlives the context.
     NodeContext(ShapeEnv& env, BroadcastPolicy policy, std::string_view domain, std::string_view op_type, std::string_view name,
                 int opset, std::vector<const TensorInfo*> inputs,
-                const Attributes&& attributes, std::size_t n_outputs) = delete;
+                const Attributes&& attributes, std::size_t n_outputs, std::vector<std::optional<TensorInfo>> storage = {}) = delete;
+
+    /// The vectors of the inputs and the outputs, emptied, for the next context to reuse; this
+    /// one has neither after.
+    std::pair<std::vector<const TensorInfo*>, std::vector<std::optional<TensorInfo>>> release() noexcept {
+        inputs_.clear();
+        outputs_.clear();
+        return {std::move(inputs_), std::move(outputs_)};
+    }
 
     ShapeEnv& env() const noexcept { return *env_; }
     BroadcastPolicy policy() const noexcept { return policy_; }
@@ -141,6 +152,8 @@ public:
     std::size_t output_count() const noexcept { return outputs_.size(); }
     /// The input, or nullptr when it is absent (an empty name or past the end).
     const TensorInfo* input(std::size_t i) const noexcept { return i < inputs_.size() ? inputs_[i] : nullptr; }
+    /// Every input, nullptr where it is absent.
+    const std::vector<const TensorInfo*>& inputs() const noexcept { return inputs_; }
     bool has_input(std::size_t i) const noexcept { return input(i) != nullptr; }
     /// The shape of a present input of known rank, else UnknownInput.
     const Shape& shape(std::size_t i) const {

@@ -39,11 +39,18 @@ inline std::optional<std::int64_t> element_count(const google::protobuf::Repeate
     return n;
 }
 
-template <class T>
-std::optional<std::vector<T>> raw_values(const std::string& raw, std::int64_t n) {
+/// The `n` values of type T that `raw` holds (little-endian, as ONNX stores them), each made an
+/// Out as it is read; nullopt when `raw` does not hold n of them.
+template <class T, class Out>
+std::optional<std::vector<Out>> raw_values(const std::string& raw, std::int64_t n) {
     if (raw.size() != static_cast<std::size_t>(n) * sizeof(T)) return std::nullopt;
-    std::vector<T> out(static_cast<std::size_t>(n));
-    if (n > 0) std::memcpy(out.data(), raw.data(), raw.size());
+    std::vector<Out> out;
+    out.reserve(static_cast<std::size_t>(n));
+    for (std::size_t i = 0; i < raw.size(); i += sizeof(T)) {
+        T v;
+        std::memcpy(&v, raw.data() + i, sizeof(T));
+        out.emplace_back(v);
+    }
     return out;
 }
 
@@ -137,34 +144,35 @@ inline TensorInfo tensor_info(const ::onnx::TensorProto& t, const TensorName& wh
         return tensor_info(inline_copy, what);
     }
     const bool raw = t.has_raw_data();
-    auto set_ints = [&](auto&& v) {
-        if (v && static_cast<std::int64_t>(v->size()) == *n) info.values = std::vector<SymInt>(v->begin(), v->end());
+    // each value read straight into what TensorInfo holds: SymInt or double
+    auto set_ints = [&](const auto& v) {
+        if (static_cast<std::int64_t>(v.size()) == *n) info.values = std::vector<SymInt>(v.begin(), v.end());
     };
-    auto set_reals = [&](auto&& v) {
-        if (v && static_cast<std::int64_t>(v->size()) == *n) info.reals = std::vector<double>(v->begin(), v->end());
+    auto set_reals = [&](const auto& v) {
+        if (static_cast<std::int64_t>(v.size()) == *n) info.reals = std::vector<double>(v.begin(), v.end());
     };
     switch (t.data_type()) {
         case elem::int64:
-            set_ints(raw ? raw_values<std::int64_t>(t.raw_data(), *n)
-                         : std::optional<std::vector<std::int64_t>>(std::vector<std::int64_t>(t.int64_data().begin(), t.int64_data().end())));
+            if (raw) info.values = raw_values<std::int64_t, SymInt>(t.raw_data(), *n);
+            else set_ints(t.int64_data());
             break;
         case elem::int32:
-            set_ints(raw ? raw_values<std::int32_t>(t.raw_data(), *n)
-                         : std::optional<std::vector<std::int32_t>>(std::vector<std::int32_t>(t.int32_data().begin(), t.int32_data().end())));
+            if (raw) info.values = raw_values<std::int32_t, SymInt>(t.raw_data(), *n);
+            else set_ints(t.int32_data());
             break;
         case elem::bool_:
-            if (raw) set_ints(raw_values<std::uint8_t>(t.raw_data(), *n));
-            else set_ints(std::optional<std::vector<std::int32_t>>(std::vector<std::int32_t>(t.int32_data().begin(), t.int32_data().end())));
+            if (raw) info.values = raw_values<std::uint8_t, SymInt>(t.raw_data(), *n);
+            else set_ints(t.int32_data());
             if (info.values)
                 for (auto& v : *info.values) v = v.maybe_constant() != 0 ? 1 : 0;
             break;
         case elem::float32:
-            set_reals(raw ? raw_values<float>(t.raw_data(), *n)
-                          : std::optional<std::vector<float>>(std::vector<float>(t.float_data().begin(), t.float_data().end())));
+            if (raw) info.reals = raw_values<float, double>(t.raw_data(), *n);
+            else set_reals(t.float_data());
             break;
         case elem::float64:
-            set_reals(raw ? raw_values<double>(t.raw_data(), *n)
-                          : std::optional<std::vector<double>>(std::vector<double>(t.double_data().begin(), t.double_data().end())));
+            if (raw) info.reals = raw_values<double, double>(t.raw_data(), *n);
+            else set_reals(t.double_data());
             break;
         default: break;
     }

@@ -20,7 +20,9 @@
 
 #include <cstdio>
 #include <algorithm>
+#include <array>
 #include <charconv>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <exception>
@@ -48,7 +50,7 @@ namespace yobx::onnx::detail {
 /// The graph walk: one ShapeEnv, values by name in nested scopes (subgraphs see the outer values).
 class Walker {
 public:
-    Walker(const InferenceOptions& options, ShapeReport& report, const std::map<std::string, int, std::less<>>& opsets)
+    Walker(const InferenceOptions& options, ShapeReport& report, const std::map<std::string_view, int, std::less<>>& opsets)
         : options_(options), report_(report), opsets_(opsets),
           env_(options.hints.empty() ? ShapeEnvMode::strict : ShapeEnvMode::draft),
           policy_(options.strict || !options.hints.empty() ? BroadcastPolicy::strict
@@ -165,7 +167,10 @@ public:
     template <class Graph>
     std::vector<int> topological_order(const Graph& g, const std::vector<const Scope*>& known) {
         const auto n_nodes = static_cast<std::size_t>(g.node_size());
-        std::unordered_map<std::string_view, int> producer;
+        // the map's nodes from one growing buffer (a small graph's on the stack), freed at once
+        std::array<std::byte, 4096> first_buffer;
+        std::pmr::monotonic_buffer_resource memory(first_buffer.data(), first_buffer.size());
+        std::pmr::unordered_map<std::string_view, int> producer(&memory);
         producer.reserve(2 * n_nodes);
         for (int i = 0; i < g.node_size(); ++i)
             for (const auto& o : g.node(i).output())
@@ -283,11 +288,11 @@ public:
         const std::string_view domain = node.domain() == "ai.onnx" ? std::string_view() : std::string_view(node.domain());
         Attributes attributes;
         for (const auto& a : node.attribute()) attributes.emplace(a.name(), attribute_of(a, node.name(), options_.model_dir));
-        std::vector<const TensorInfo*> inputs;
+        std::vector<const TensorInfo*> inputs = std::move(spare_inputs_);  // the last node's vectors, their memory reused
         inputs.reserve(static_cast<std::size_t>(node.input_size()));
         for (const auto& i : node.input()) inputs.push_back(i.empty() ? nullptr : lookup(i, scopes));
-        NodeContext ctx(env_, policy_, domain, node.op_type(), node.name(), opset_of(domain), inputs, attributes,
-                        static_cast<std::size_t>(node.output_size()));
+        NodeContext ctx(env_, policy_, domain, node.op_type(), node.name(), opset_of(domain), std::move(inputs), attributes,
+                        static_cast<std::size_t>(node.output_size()), std::move(spare_outputs_));
         const bool draft = env_.mode() == ShapeEnvMode::draft;
         const auto issues_before = draft ? draft_counts() : std::vector<std::size_t>{};
         const std::size_t asserts_before = env_.runtime_asserts().size();
@@ -303,7 +308,7 @@ public:
                 else throw std::logic_error("yobx: a LightModel holds no control flow");
             } else if (const Rule rule = rule_of(domain, node.op_type(), ctx.opset())) {
                 rule(ctx);
-            } else if (const auto* profile = options_.op_profiles.match(domain, node.op_type(), inputs)) {
+            } else if (const auto* profile = options_.op_profiles.match(domain, node.op_type(), ctx.inputs())) {
                 apply_profile(*profile, ctx);
             } else {
                 report_.not_covered[(domain.empty() ? std::string() : std::string(domain) + ".") + std::string(node.op_type())] += 1;
@@ -344,6 +349,7 @@ public:
             it->second = std::move(info);
             if (slots != nullptr && fresh) slots[k] = &it->second;
         }
+        std::tie(spare_inputs_, spare_outputs_) = ctx.release();
     }
 
     /// The registry's rule, looked up once per operator (a domain's opset is the model's).
@@ -431,7 +437,7 @@ public:
     template <class Node>
     bool onnx_knows(const Node& node) const {
         const auto it = opsets_.find(node.domain() == "ai.onnx" ? std::string_view() : std::string_view(node.domain()));
-        return it != opsets_.end() && ::onnx::OpSchemaRegistry::Schema(std::string(node.op_type()), it->second, it->first) != nullptr;
+        return it != opsets_.end() && ::onnx::OpSchemaRegistry::Schema(std::string(node.op_type()), it->second, std::string(it->first)) != nullptr;
     }
 
     /// ONNX's inference on a copy of the model, the types of its values by name (the fallback's source).
@@ -944,7 +950,7 @@ public:
 private:
     const InferenceOptions& options_;
     ShapeReport& report_;
-    const std::map<std::string, int, std::less<>>& opsets_;
+    const std::map<std::string_view, int, std::less<>>& opsets_;
     ShapeEnv env_;
     BroadcastPolicy policy_;
     std::map<std::string, SymInt, std::less<>> params_;
@@ -955,6 +961,9 @@ private:
     std::set<std::string, std::less<>> input_symbols_;
     std::set<std::string, std::less<>> input_dim_params_;  // the dim_params renamed to a symbol, as written
     std::vector<std::pair<::onnx::GraphProto*, Scope>> pending_;
+    // a node context's two vectors, emptied, for the next node's (run_node): one allocation each a walk
+    std::vector<const TensorInfo*> spare_inputs_;
+    std::vector<std::optional<TensorInfo>> spare_outputs_;
     bool in_subgraph_ = false;  // write_subgraphs is writing: values not counted in unknown_type
     std::unordered_set<std::string> declared_only_;  // outputs typed by the fallback from the model's declaration alone
     std::unordered_map<SymInt, std::string> printed_;
