@@ -347,6 +347,32 @@ TEST_CASE("a size or a hint names an input dim by its name in the model or by it
           "hints 'batch size' (4) and 'batch_size' (5) name the same dim: the model's 'batch size' is the symbol batch_size");
 }
 
+TEST_CASE("a dim_param with a hyphen between name characters is a name; a spaced minus is an expression") {
+    using yobx::onnx::detail::hyphenated_name;
+    for (const char* name : {"seq-len", "n-1", "max-new-tokens", "a+b-c", "_-_", "s\xc3\xa9q-len"}) CHECK_MESSAGE(hyphenated_name(name), name);
+    for (const char* expr : {"seq - len", "-n + 5", "n - 1", "(h + 7)//8", "x//-3", "Max(-1, n)", "-x", "-", "", "a-", "-a"})
+        CHECK_MESSAGE(!hyphenated_name(expr), expr);
+    // as onnxruntime and ONNX read it: one name (seq_len, the report's name_mapping), where n - 1 is read as written
+    ::onnx::ModelProto m = model_with();
+    value(m.mutable_graph()->add_input(), "x", {"seq-len", "n - 1"});
+    add_node(*m.mutable_graph(), "Relu", {"x"}, "y");
+    m.mutable_graph()->add_output()->set_name("y");
+    const yobx::onnx::ShapeReport report = yobx::onnx::infer_shapes(m);
+    CHECK(dims_of(m.graph().output(0).type()) == std::vector<std::string>{"seq_len", "n - 1"});
+    CHECK(report.name_mapping == std::vector<std::pair<std::string, std::string>>{{"seq-len", "seq_len"}});
+    using S = yobx::onnx::ConcreteShape;
+    for (const char* name : {"seq-len", "seq_len"}) CHECK(yobx::onnx::evaluate_shapes(m, {{name, 5}, {"n", 4}}, report).at("y") == S{5, 3});
+    // without the report, as written: the name by its text, never as seq - len
+    CHECK(yobx::onnx::evaluate_shapes(m, {{"seq-len", 5}, {"n", 4}}).at("x") == S{5, 3});
+    CHECK(error_of([&] { (void)yobx::onnx::evaluate_shapes(m, {{"seq", 7}, {"len", 2}}); }) ==
+          "evaluate_shapes: size 'len' names no dim of the model (its symbols: n, seq_len)");
+    // a hint by the model's name
+    InferenceOptions o;
+    o.hints = {{"seq-len", 6}};
+    ::onnx::ModelProto hinted = m;
+    CHECK(yobx::onnx::infer_shapes(hinted, o).name_mapping == report.name_mapping);
+}
+
 TEST_CASE("guess_output_rank gives an operator no rule covers the rank and type of its first input") {
     ::onnx::ModelProto m = model_with({{"", 17}, {"mydomain", 1}});
     auto& g = *m.mutable_graph();

@@ -409,6 +409,21 @@ class EvaluateShapes(unittest.TestCase):
             self.assertEqual(str(e.exception), "sizes 'batch size' (2) and 'batch_size' (3) name the same dim: the model's "
                                                "'batch size' is the symbol batch_size")
 
+    def test_a_hyphenated_dim_name_is_one_name_as_onnxruntime_reads_it(self):
+        # "seq-len" is the name seq_len (not seq - len); "n - 1", spaced, is the expression
+        x = onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, ["seq-len", "n - 1"])
+        graph = onnx.helper.make_graph([onnx.helper.make_node("Relu", ["x"], ["y"])], "g", [x],
+                                       [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)])
+        model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 17)])
+        shaped, report = yobx.onnx.infer_shapes(model, with_report=True)
+        self.assertEqual([d.dim_param for d in shaped.graph.output[0].type.tensor_type.shape.dim], ["seq_len", "n - 1"])
+        self.assertEqual(report["name_mapping"], [{"dim_param": "seq-len", "symbol": "seq_len"}])
+        for name in ("seq-len", "seq_len"):
+            self.assertEqual(yobx.onnx.evaluate_shapes(model, {name: 5, "n": 4}), {"x": (5, 3), "y": (5, 3)})
+        with self.assertRaises(ValueError) as e:
+            yobx.onnx.evaluate_shapes(model, {"seq": 7, "len": 2, "n": 4})
+        self.assertEqual(str(e.exception), "evaluate_shapes: size 'len' names no dim of the model (its symbols: n, seq_len)")
+
     def test_a_flip_as_torch_onnx_writes_it_is_the_whole_dim(self):
         # torch.flip: Slice(starts -1, ends -INT64_MAX, steps -1); once written with the constant
         # 9223372036854775806 in the dim, which no evaluation at any size survived

@@ -165,10 +165,11 @@ class Contract(unittest.TestCase):
         self.assertFalse(ort.SymbolicShapeInferenceHelper(custom()).infer({}))
 
     def test_the_helper_names_a_dim_as_the_model_does_as_onnxruntime_s_helper(self):
-        # dim_params that are not symbol names: yobx writes batch_size and seq_len for them; the helper
-        # gives the model's names back, so an input and an output of the same shape compare equal
+        # dim_params that are not symbol names: yobx writes batch_size, seq_len and max_len for them (a
+        # hyphenated name is a name, as onnxruntime reads it, not max - len); the helper gives the
+        # model's names back, so an input and an output of the same shape compare equal
         from shape_infer_helper import SymbolicShapeInferenceHelper as Theirs  # onnxruntime.transformers' own
-        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch size", "seq.len", 4])
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch size", "seq.len", 4, "max-len"])
         m = model([helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Neg", ["r"], ["y"])], [x],
                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
         for mapping in ({}, {"batch size": 2}):
@@ -177,7 +178,7 @@ class Contract(unittest.TestCase):
                 self.assertEqual((ours.infer(mapping), theirs.infer(mapping)), (True, True))
                 for edge in ("x", "r", "y"):
                     self.assertEqual(ours.get_edge_shape(edge), theirs.get_edge_shape(edge))
-                self.assertEqual(ours.get_edge_shape("y"), [2 if mapping else "batch size", "seq.len", 4])
+                self.assertEqual(ours.get_edge_shape("y"), [2 if mapping else "batch size", "seq.len", 4, "max-len"])
                 self.assertEqual((ours.compare_shape("x", "y"), theirs.compare_shape("x", "y")), (True, True))
 
 

@@ -112,7 +112,8 @@ private:
             std::optional<SymInt> e;
             const auto mapped = names_.find(d.dim_param());
             try {
-                e = parse_sym(mapped == names_.end() ? d.dim_param() : mapped->second);
+                if (mapped != names_.end()) e = parse_sym(mapped->second);
+                else if (!hyphenated_name(d.dim_param())) e = parse_sym(d.dim_param());  // ("seq-len": a name)
             } catch (const yobx::error&) {
                 e = std::nullopt;
             }

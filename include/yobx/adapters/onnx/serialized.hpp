@@ -141,9 +141,11 @@ inline std::map<std::string, std::optional<ConcreteShape>, std::less<>> evaluate
         if (const auto it = given.find(text); it != given.end()) return it->second;  // a name parse_sym does not read
         auto it = parsed.find(text);
         if (it == parsed.end()) {
+            const std::string symbol = report.symbol_of(text);
+            if (symbol == text && detail::hyphenated_name(text)) return std::nullopt;  // a name ("seq-len"), not given
             SymInt e;
             try {
-                e = parse_sym(report.symbol_of(text));
+                e = parse_sym(symbol);
             } catch (const yobx::error&) {
                 return std::nullopt;
             }

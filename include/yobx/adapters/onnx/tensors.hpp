@@ -199,6 +199,21 @@ inline Attribute attribute_of(const ::onnx::AttributeProto& a, std::string_view 
     return out;
 }
 
+/// Whether a dim_param is a name with a hyphen rather than an expression: a '-' joins two name
+/// characters (letters, digits, '_', any byte past ASCII) with no space ("seq-len", "max-tokens").
+/// ONNX and onnxruntime take every dim_param as a name; yobx reads one as an expression when it
+/// is one ("past + seq", "(h + 7)//8"), and every printer of the expressions it reads (its own,
+/// SymPy's, optimum's) spaces a binary minus ("seq - len"), so "seq-len" is read as the name it is.
+inline bool hyphenated_name(std::string_view text) {
+    const auto name_char = [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+               static_cast<unsigned char>(c) >= 0x80;
+    };
+    for (std::size_t i = 1; i + 1 < text.size(); ++i)
+        if (text[i] == '-' && name_char(text[i - 1]) && name_char(text[i + 1])) return true;
+    return false;
+}
+
 /// A name parse_sym reads as one symbol: letters, digits and '_' ('batch size' is batch_size).
 inline std::string symbol_name(std::string_view text) {
     std::string s;

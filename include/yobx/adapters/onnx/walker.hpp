@@ -75,11 +75,13 @@ public:
         if (auto it = params_.find(text); it != params_.end()) return it->second;
         SymInt value;
         bool parsed = false;
-        try {
-            value = parse_sym(text);
-            parsed = true;
-        } catch (const yobx::error&) {
-            parsed = false;  // not an expression: a name to make valid
+        if (!hyphenated_name(text)) {  // ("seq-len": a name, seq_len, not seq - len)
+            try {
+                value = parse_sym(text);
+                parsed = true;
+            } catch (const yobx::error&) {
+                parsed = false;  // not an expression: a name to make valid
+            }
         }
         if (parsed) {
             for (const auto& name : value.free_symbols())
