@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -403,6 +404,46 @@ TEST_CASE("guess_output_rank gives an operator no rule covers the rank and type 
     const auto in_branches = yobx::onnx::infer_shapes(with_if);
     CHECK(in_branches.unknown_rank == 3);
     CHECK(in_branches.unknown_type == 1);
+}
+
+TEST_CASE("a node of a function the model defines is typed by ONNX's inference through its body, not left of unknown type") {
+    // local.ReluAdd(a) = Relu(a) + a: no rule, no schema, but ONNX's inference walks the body;
+    // its output was counted of unknown type, which made the onnxruntime drop-in raise where
+    // onnxruntime's tool gives the shape
+    ::onnx::ModelProto m = model_with({{"", 17}, {"local", 1}});
+    auto* f = m.add_functions();
+    f->set_name("ReluAdd");
+    f->set_domain("local");
+    f->add_input("a");
+    f->add_output("b");
+    f->add_opset_import()->set_version(17);
+    auto* relu = f->add_node();
+    relu->set_op_type("Relu");
+    relu->add_input("a");
+    relu->add_output("r");
+    auto* add = f->add_node();
+    add->set_op_type("Add");
+    add->add_input("r");
+    add->add_input("a");
+    add->add_output("b");
+    auto& g = *m.mutable_graph();
+    value(g.add_input(), "x", {"batch", "3"});
+    add_node(g, "ReluAdd", {"x"}, "h", "local");
+    add_node(g, "Neg", {"h"}, "y");
+    g.add_output()->set_name("y");
+    ::onnx::ModelProto shaped = m;
+    const auto report = yobx::onnx::infer_shapes(shaped);
+    CHECK(report.unknown_type == 0);
+    CHECK(report.unknown_rank == 0);
+    CHECK(report.from_onnx_inference == 1);
+    CHECK(report.not_covered == std::map<std::string, std::size_t>{{"local.ReluAdd", 1}});
+    REQUIRE(shaped.graph().value_info_size() == 1);
+    CHECK(dims_of(shaped.graph().value_info(0).type()) == std::vector<std::string>{"batch", "3"});
+    CHECK(dims_of(shaped.graph().output(0).type()) == std::vector<std::string>{"batch", "3"});
+    // the Python module's path (the graph read without protobuf's parse, the model parsed for ONNX then)
+    const auto types = yobx::onnx::infer_shapes_serialized(m.SerializeAsString(), {}, yobx::onnx::Payloads::none);
+    CHECK(types.report.unknown_type == 0);
+    CHECK(types.report.from_onnx_inference == 1);
 }
 
 TEST_CASE("ONNX's own inference, asked for a node no rule decides, runs without its data propagation, which crashed here") {

@@ -107,6 +107,26 @@ class Contract(unittest.TestCase):
         self.assertEqual([f["why"] for f in ort.last_report()["fresh_symbols"]],
                          ["guess_output_rank: an operator no rule covers, given the rank of its first input"] * 3)
 
+    def test_a_node_of_a_function_the_model_defines_is_typed_through_its_body_as_onnxruntime_types_it(self):
+        # local.ReluAdd(a) = Relu(a) + a: onnxruntime's tool asks ONNX's inference, which walks the
+        # body; yobx's fallback does too (the drop-in raised "Incomplete symbolic shape inference")
+        body = [helper.make_node("Relu", ["a"], ["r"]), helper.make_node("Add", ["r", "a"], ["b"])]
+        function = helper.make_function("local", "ReluAdd", ["a"], ["b"], body, opset_imports=[helper.make_opsetid("", 17)])
+        x = helper.make_tensor_value_info("x", F, ["batch", 3])
+        m = model([helper.make_node("ReluAdd", ["x"], ["h"], name="f", domain="local"), helper.make_node("Neg", ["h"], ["y"], name="neg")],
+                  [x], [helper.make_tensor_value_info("y", F, None)], opsets=(("", 17), ("local", 1)))
+        m.functions.append(function)
+        shapes = {}
+        for tool in (ort_tool.SymbolicShapeInference, ort.SymbolicShapeInference):
+            out = tool.infer_shapes(m)
+            shapes[tool.__module__] = {v.name: (v.type.tensor_type.elem_type, dims(v)) for v in list(out.graph.value_info) + list(out.graph.output)}
+        self.assertEqual(shapes["yobx.onnx.ort"], {"h": (F, ["batch", 3]), "y": (F, ["batch", 3])})
+        self.assertEqual(shapes["yobx.onnx.ort"], shapes[ort_tool.__name__])
+        self.assertEqual((ort.last_report()["unknown_type"], ort.last_report()["from_onnx_inference"]), (0, 1))
+        helper_ = ort.SymbolicShapeInferenceHelper(m)
+        self.assertTrue(helper_.infer({}))
+        self.assertEqual(helper_.get_edge_shape("h"), ["batch", 3])
+
     def test_a_value_of_known_type_and_unknown_rank_is_written_without_a_shape_as_onnxruntime_does(self):
         # the element of a sequence whose tensors have no shape: FLOAT, rank unknown; onnxruntime's
         # tool returns the model (it stops only on a type it does not know), so does yobx's

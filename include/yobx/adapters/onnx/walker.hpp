@@ -434,11 +434,15 @@ public:
         }
     }
 
-    /// Whether ONNX has a schema for the node: if not, its inference gives the node's outputs
-    /// nothing but the types the model declares for them.
+    /// Whether ONNX has a schema for the node, or the model a function of that name (whose body
+    /// ONNX's inference walks): if neither, its inference gives the node's outputs nothing but
+    /// the types the model declares for them.
     template <class Node>
     bool onnx_knows(const Node& node) const {
-        const auto it = opsets_.find(node.domain() == "ai.onnx" ? std::string_view() : std::string_view(node.domain()));
+        const std::string_view domain = node.domain() == "ai.onnx" ? std::string_view() : std::string_view(node.domain());
+        for (const auto& [d, name] : local_functions_)
+            if (d == domain && name == node.op_type()) return true;
+        const auto it = opsets_.find(domain);
         return it != opsets_.end() && ::onnx::OpSchemaRegistry::Schema(std::string(node.op_type()), it->second, std::string(it->first)) != nullptr;
     }
 
@@ -453,6 +457,7 @@ public:
         std::optional<::onnx::TypeProto> other;  // a sequence, map or optional type: written as ONNX gives it
     };
     void onnx_inference(const ::onnx::ModelProto& model) {
+        for (const auto& f : model.functions()) local_functions_.emplace_back(f.domain(), f.name());
         auto types = std::make_unique<std::unordered_map<std::string, OnnxType>>();
         try {
             ::onnx::ModelProto copy = model;
@@ -968,6 +973,8 @@ private:
     std::vector<std::optional<TensorInfo>> spare_outputs_;
     bool in_subgraph_ = false;  // write_subgraphs is writing: values not counted in unknown_type
     std::unordered_set<std::string> declared_only_;  // outputs typed by the fallback from the model's declaration alone
+    // the model's own functions, (domain, name): nodes ONNX's inference types through their bodies
+    std::vector<std::pair<std::string, std::string>> local_functions_;
     std::unordered_map<SymInt, std::string> printed_;
     // rule_of's rules by domain, then op type (views of the model's strings)
     std::vector<std::pair<std::string_view, std::unordered_map<std::string_view, Rule>>> rules_;
