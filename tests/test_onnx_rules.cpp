@@ -547,6 +547,71 @@ TEST_CASE("com.microsoft quantized operators: QLinearConcat, channels-last pooli
     CHECK(shape_of(out[0]) == "[1, h//2, 5, 8]");
 }
 
+TEST_CASE("com.microsoft packing mode, position biases, NhwcConv, MatMulInteger16: as onnxruntime's tool gives them") {
+    ShapeEnv env;
+    const SymInt b = SymInt::symbol("batch"), s = SymInt::symbol("seq"), h = SymInt::symbol("h"), w = SymInt::symbol("w");
+    const auto ms = [&](std::string_view op, std::vector<const TensorInfo*> in, const Attributes& a, std::size_t n = 1) {
+        return run(env, op, 1, std::move(in), a, n, BroadcastPolicy::new_symbol, "com.microsoft");
+    };
+    // convert_to_packing_mode: RemovePadding before the first attention, RestorePadding after the last
+    const TensorInfo x = TensorInfo::of(elem::float16, {b, s, 64});
+    const TensorInfo mask = TensorInfo::of(elem::int32, {b});
+    auto out = ms("RemovePadding", {&x, &mask}, {}, 4);
+    CHECK(shape_of(out[0]) == "[unk__0, 64]");
+    CHECK(out[0]->elem_type == elem::float16);
+    CHECK(shape_of(out[1]) == "[batch, seq]");
+    CHECK(shape_of(out[2]) == "[batch + 1]");
+    CHECK(shape_of(out[3]) == "[1]");
+    for (std::size_t i = 1; i < 4; ++i) CHECK(out[i]->elem_type == elem::int32);
+    const TensorInfo tokens = *out[0], offset = *out[1], cumulated = *out[2];
+    const TensorInfo weights = TensorInfo::of(elem::float16, {64, 192}), bias = TensorInfo::of(elem::float16, {192});
+    out = ms("PackedAttention", {&tokens, &weights, &bias, &offset, &cumulated}, {{"num_heads", integer(4)}});
+    CHECK(shape_of(out[0]) == "[unk__0, 64]");
+    CHECK(shape_of(ms("PackedAttention", {&tokens, &weights, &bias, &offset, &cumulated},
+                      {{"num_heads", integer(4)}, {"qkv_hidden_sizes", ints({64, 64, 32})}})[0]) == "[unk__0, 32]");
+    const TensorInfo value = TensorInfo::of(elem::float16, {out[0]->shape->at(0), 48});
+    CHECK(shape_of(ms("PackedMultiHeadAttention", {&tokens, &tokens, &value, &offset, &cumulated}, {{"num_heads", integer(4)}})[0]) ==
+          "[unk__0, 48]");
+    const TensorInfo packed = TensorInfo::of(elem::float16, {out[0]->shape->at(0), 4, 3, 16});
+    CHECK(shape_of(ms("PackedMultiHeadAttention", {&packed, nullptr, nullptr, &offset, &cumulated}, {{"num_heads", integer(4)}})[0]) ==
+          "[unk__0, 64]");
+    CHECK(shape_of(ms("RestorePadding", {&tokens, &offset}, {})[0]) == "[batch, seq, 64]");
+    // T5's position bias: its lengths are the values of shape computations; GatedRelativePositionBias
+    const TensorInfo table = TensorInfo::of(elem::float32, {32, 8});
+    const TensorInfo length = TensorInfo::of(elem::int64, {}, std::vector<SymInt>{s});
+    out = ms("RelativePositionBias", {&table, &length, &length}, {{"max_distance", integer(128)}, {"is_bidirectional", integer(1)}});
+    CHECK(shape_of(out[0]) == "[1, 8, seq, seq]");
+    const TensorInfo unknown = TensorInfo::of(elem::int64, {});
+    CHECK(shape_of(ms("RelativePositionBias", {&table, &length, &unknown}, {})[0]) == "[1, 8, seq, unk__1]");
+    const TensorInfo query = TensorInfo::of(elem::float32, {b, s, 64}), rel = TensorInfo::of(elem::float32, {1, 2, s, s});
+    const TensorInfo qbias = TensorInfo::of(elem::float32, {64}), gw = TensorInfo::of(elem::float32, {32, 8});
+    const TensorInfo gb = TensorInfo::of(elem::float32, {8}), eco = TensorInfo::of(elem::float32, {1, 2, 1, 1});
+    CHECK(shape_of(ms("GatedRelativePositionBias", {&query, &qbias, &rel, &gw, &gb, &eco}, {{"num_heads", integer(2)}})[0]) ==
+          "[batch, 2, seq, seq]");
+    const TensorInfo packed_query = TensorInfo::of(elem::float32, {SymInt::symbol("tokens"), 64});
+    CHECK(shape_of(ms("GatedRelativePositionBias", {&packed_query, &qbias, &rel, &gw, &gb, &eco, &offset}, {{"num_heads", integer(2)}})[0]) ==
+          "[batch, 2, seq, seq]");
+    // NhwcConv: Conv with the channels last
+    const TensorInfo nhwc = TensorInfo::of(elem::float16, {b, h, w, 3});
+    const TensorInfo kernel = TensorInfo::of(elem::float16, {8, 3, 3, 3});
+    CHECK(shape_of(ms("NhwcConv", {&nhwc, &kernel}, {{"kernel_shape", ints({3, 3})}, {"pads", ints({1, 1, 1, 1})}})[0]) == "[batch, h, w, 8]");
+    CHECK(shape_of(ms("NhwcConv", {&nhwc, &kernel}, {{"kernel_shape", ints({3, 3})}, {"strides", ints({2, 2})}})[0]) ==
+          "[batch, (h + 1)//2 - 1, (w + 1)//2 - 1, 8]");
+    const TensorInfo a = TensorInfo::of(elem::int16, {b, 4}), bm = TensorInfo::of(elem::int16, {4, 5});
+    out = ms("MatMulInteger16", {&a, &bm}, {});
+    CHECK(shape_of(out[0]) == "[batch, 5]");
+    CHECK(out[0]->elem_type == elem::int32);
+    // errors name the node
+    CHECK(test::error_of<value_error>([&] { ms("RemovePadding", {&tokens, &mask}, {}, 4); }) ==
+          "RemovePadding 'n': input must have rank 3, got [unk__0, 64]");
+    CHECK(test::error_of<value_error>([&] { ms("PackedMultiHeadAttention", {&tokens}, {{"num_heads", integer(4)}}); }) ==
+          "PackedMultiHeadAttention 'n': query must have rank 4 (packed), or rank 2 with a value of rank 2, got [unk__0, 64]");
+    CHECK(test::error_of<value_error>([&] { ms("RestorePadding", {&tokens, &mask}, {}); }) ==
+          "RestorePadding 'n': token_offset must have rank 2, got [batch]");
+    CHECK(test::error_of<value_error>([&] { ms("GatedRelativePositionBias", {&packed_query}, {{"num_heads", integer(2)}}); }) ==
+          "GatedRelativePositionBias 'n': query_layer must have rank 3 without token_offset, got [tokens, 64]");
+}
+
 TEST_CASE("torch's dynamic pads: values of rank 2 moved by Reshape, a backward Slice and Transpose") {
     // F.pad(x, (0, 0, 0, pw, 0, ph)) exported: the pads [0, 0, 0, pw, 0, ph, 0, 0] as
     // [4, 2] pairs, reversed, transposed and flattened to ONNX's begins-then-ends

@@ -282,6 +282,59 @@ class Patched(unittest.TestCase):
             ort._infer = real
 
 
+class PackingMode(unittest.TestCase):
+    """onnxruntime.transformers' convert_to_packing_mode with yobx patched in: the packed model's
+    operators (RemovePadding, PackedAttention, RestorePadding) typed by yobx's rules, the shapes
+    onnxruntime's tool gives but two names: its fixed token_count is a fresh symbol (the count of
+    tokens that are not padding, known at run time), its "batch_size + 1" names the model's batch."""
+
+    @staticmethod
+    def bert_layer():
+        x = helper.make_tensor_value_info("x", F, ["batch", "seq", 32])
+        mask = helper.make_tensor_value_info("mask_index", TensorProto.INT32, ["batch"])
+        inits = [helper.make_tensor("w", F, [32, 96], [0.01] * 3072), helper.make_tensor("b", F, [96], [0.0] * 96),
+                 helper.make_tensor("gamma", F, [32], [1.0] * 32), helper.make_tensor("beta", F, [32], [0.0] * 32)]
+        nodes = [helper.make_node("Attention", ["x", "w", "b", "mask_index"], ["a"], name="attention", domain="com.microsoft", num_heads=4),
+                 helper.make_node("SkipLayerNormalization", ["a", "x", "gamma", "beta"], ["y"], name="norm", domain="com.microsoft")]
+        return model(nodes, [x, mask], [helper.make_tensor_value_info("y", F, None)], inits, opsets=(("", 17), ("com.microsoft", 1)))
+
+    def test_the_packed_model_is_typed_by_yobx_as_by_onnxruntime(self):
+        from convert_to_packing_mode import PackingMode
+        from onnx_model import OnnxModel
+        calls = []
+        real = ort._infer
+
+        def counting(*args, **kwargs):
+            calls.append(1)
+            return real(*args, **kwargs)
+        shapes = {}
+        ort._infer = counting
+        try:
+            for name in ("onnxruntime", "yobx"):
+                packed = OnnxModel(self.bert_layer())
+                if name == "yobx":
+                    with ort.patched():
+                        PackingMode(packed).convert()
+                else:
+                    PackingMode(packed).convert()
+                self.assertEqual(sorted(n.op_type for n in packed.model.graph.node), ["PackedAttention", "RemovePadding", "RestorePadding",
+                                                                                       "SkipLayerNormalization"])
+                shapes[name] = {v.name: (v.type.tensor_type.elem_type, dims(v)) for v in list(packed.model.graph.value_info) +
+                                list(packed.model.graph.output)}
+        finally:
+            ort._infer = real
+        self.assertEqual(len(calls), 1)  # the conversion's shape inference, patched in
+        i32 = TensorProto.INT32
+        self.assertEqual(shapes["yobx"], {"x_no_padding": (F, ["unk__0", 32]), "x_token_offset": (i32, ["batch", "seq"]),
+                                          "x_cumulated_seq_len": (i32, ["batch + 1"]), "x_max_seq_len": (i32, [1]),
+                                          "a": (F, ["unk__0", 32]), "y_restore_input": (F, ["unk__0", 32]), "y": (F, ["batch", "seq", 32])})
+        renamed = {"unk__0": "token_count", "batch + 1": "batch_size + 1"}
+        self.assertEqual({k: (t, [renamed.get(d, d) for d in ds]) for k, (t, ds) in shapes["yobx"].items()}, shapes["onnxruntime"])
+        self.assertEqual(ort.last_report()["fresh_symbols"],
+                         [{"symbol": "unk__0", "node": "'RemovePadding_0' (com.microsoft.RemovePadding)",
+                           "why": "RemovePadding: the count of tokens that are not padding, known at run time"}])
+
+
 class ImportOrders(unittest.TestCase):
     """yobx with onnx and onnxruntime in one process: every order of imports works as it works
     without yobx (Debian 13's onnxruntime needs onnx.reference imported before it, yobx or not)."""

@@ -2,7 +2,9 @@
 //
 // Its transformer optimizer fuses attention, layer normalizations and GELUs
 // (Attention, MultiHeadAttention, GroupQueryAttention, SkipLayerNormalization,
-// EmbedLayerNormalization, FastGelu...); its quantizers write MatMulNBits,
+// EmbedLayerNormalization, FastGelu, T5's RelativePositionBias...), its packing mode
+// (convert_to_packing_mode) RemovePadding, RestorePadding and the Packed attentions;
+// its quantizers write MatMulNBits,
 // DynamicQuantizeMatMul, MatMulIntegerToFloat and the QLinear* operators. The
 // shapes follow onnxruntime's kernels; a size they decide at run time from a
 // buffer (GroupQueryAttention's present cache) is a fresh symbol, never a guess.
@@ -26,16 +28,21 @@ inline std::int64_t num_heads(NodeContext& ctx) {
     return n;
 }
 
+/// The hidden size of Attention's and PackedAttention's value: qkv_hidden_sizes[2], else a third
+/// of the bias's length, else of the weights' second dim.
+inline SymInt attention_v_hidden(NodeContext& ctx) {
+    if (auto q = ctx.attr_ints("qkv_hidden_sizes"); q && q->size() == 3) return (*q)[2];
+    if (ctx.has_input(2) && ctx.input(2)->shape && ctx.input(2)->shape->size() == 1) return ctx.simplify(floordiv(ctx.input(2)->shape->at(0), 3));
+    if (ctx.shape(1).size() == 2) return ctx.simplify(floordiv(ctx.shape(1)[1], 3));
+    ctx.fail("weights must have rank 2, got " + format_shape(ctx.shape(1)));
+}
+
 /// Attention: [batch, seq, v_hidden]; present [2, batch, heads, past + seq, head_size].
 inline void attention(NodeContext& ctx) {
     const Shape& x = ctx.shape(0);
     if (x.size() != 3) ctx.fail("input must have rank 3, got " + format_shape(x));
     const std::int64_t heads = num_heads(ctx);
-    SymInt v_hidden;
-    if (auto q = ctx.attr_ints("qkv_hidden_sizes"); q && q->size() == 3) v_hidden = (*q)[2];
-    else if (ctx.has_input(2) && ctx.input(2)->shape && ctx.input(2)->shape->size() == 1) v_hidden = ctx.simplify(floordiv(ctx.input(2)->shape->at(0), 3));
-    else if (ctx.shape(1).size() == 2) v_hidden = ctx.simplify(floordiv(ctx.shape(1)[1], 3));
-    else ctx.fail("weights must have rank 2, got " + format_shape(ctx.shape(1)));
+    const SymInt v_hidden = attention_v_hidden(ctx);
     ctx.set_output(0, ctx.elem_type(0), {x[0], x[1], v_hidden});
     if (ctx.output_count() > 1) {
         if (ctx.has_input(4) && ctx.input(4)->shape && ctx.input(4)->shape->size() == 5) {
@@ -201,6 +208,97 @@ inline void qlinear_pool(NodeContext& ctx) {
     ctx.set_output(0, ctx.elem_type(0), std::move(out));
 }
 
+/// RemovePadding (convert_to_packing_mode): input [batch, seq, hidden] to [token_count, hidden],
+/// the count of tokens that are not padding known at run time (a fresh symbol); token_offset
+/// [batch, seq], cumulated_seq_len [batch + 1], max_seq_len [1], all int32.
+inline void remove_padding(NodeContext& ctx) {
+    const Shape& x = ctx.shape(0);
+    if (x.size() != 3) ctx.fail("input must have rank 3, got " + format_shape(x));
+    ctx.set_output(0, ctx.elem_type(0), {ctx.fresh("RemovePadding: the count of tokens that are not padding, known at run time"), x[2]});
+    ctx.set_output(1, elem::int32, {x[0], x[1]});
+    ctx.set_output(2, elem::int32, {ctx.simplify(x[0] + 1)});
+    ctx.set_output(3, elem::int32, {1});
+}
+
+/// RestorePadding: input [token_count, hidden] back to [batch, seq, hidden], token_offset [batch, seq].
+inline void restore_padding(NodeContext& ctx) {
+    const Shape &x = ctx.shape(0), &offset = ctx.shape(1);
+    if (x.size() != 2) ctx.fail("input must have rank 2, got " + format_shape(x));
+    if (offset.size() != 2) ctx.fail("token_offset must have rank 2, got " + format_shape(offset));
+    ctx.set_output(0, ctx.elem_type(0), {offset[0], offset[1], x[1]});
+}
+
+/// PackedAttention: input [token_count, hidden] to [token_count, v_hidden].
+inline void packed_attention(NodeContext& ctx) {
+    const Shape& x = ctx.shape(0);
+    if (x.size() != 2) ctx.fail("input must have rank 2, got " + format_shape(x));
+    ctx.set_output(0, ctx.elem_type(0), {x[0], attention_v_hidden(ctx)});
+}
+
+/// PackedMultiHeadAttention: query [token_count, hidden] with a value [token_count, v_hidden],
+/// or packed query, key and value [token_count, heads, 3, head_size]: [token_count, v_hidden].
+inline void packed_multi_head_attention(NodeContext& ctx) {
+    const Shape& q = ctx.shape(0);
+    if (q.size() == 4) {
+        ctx.set_output(0, ctx.elem_type(0), {q[0], ctx.simplify(q[1] * q[3])});
+    } else if (q.size() == 2 && ctx.has_input(2) && ctx.input(2)->shape && ctx.input(2)->shape->size() == 2) {
+        ctx.set_output(0, ctx.elem_type(0), {q[0], ctx.input(2)->shape->at(1)});
+    } else {
+        ctx.fail("query must have rank 4 (packed), or rank 2 with a value of rank 2, got " + format_shape(q));
+    }
+}
+
+/// GatedRelativePositionBias: [batch, heads, seq, seq], from the query layer [batch, seq, hidden],
+/// or once padding is removed from token_offset [batch, seq] (input 6).
+inline void gated_relative_position_bias(NodeContext& ctx) {
+    const std::int64_t heads = num_heads(ctx);
+    if (ctx.has_input(6)) {
+        const Shape& offset = ctx.shape(6);
+        if (offset.size() != 2) ctx.fail("token_offset must have rank 2, got " + format_shape(offset));
+        ctx.set_output(0, ctx.elem_type(0), {offset[0], heads, offset[1], offset[1]});
+        return;
+    }
+    const Shape& q = ctx.shape(0);
+    if (q.size() != 3) ctx.fail("query_layer must have rank 3 without token_offset, got " + format_shape(q));
+    ctx.set_output(0, ctx.elem_type(0), {q[0], heads, q[1], q[1]});
+}
+
+/// RelativePositionBias (T5's, fused): [1, heads, query_length, key_length], the two lengths
+/// the values of inputs 1 and 2 (fresh symbols where they are not known).
+inline void relative_position_bias(NodeContext& ctx) {
+    const Shape& table = ctx.shape(0);
+    if (table.size() != 2) ctx.fail("bias_table must have rank 2, got " + format_shape(table));
+    const auto length = [&](std::size_t i, const char* what) {
+        if (const auto* v = ctx.values(i); v != nullptr && *v && (*v)->size() == 1) return (**v)[0];
+        return ctx.fresh(std::string("RelativePositionBias: a ") + what + " whose value is not known");
+    };
+    const SymInt query = length(1, "query_length"), key = length(2, "key_length");
+    ctx.set_output(0, ctx.elem_type(0), {1, table[1], query, key});
+}
+
+/// NhwcConv: Conv with the channels last ([batch, spatial..., channels]); the weights as Conv's.
+inline void nhwc_conv(NodeContext& ctx) {
+    Shape x = ctx.shape(0);
+    if (x.size() < 3) ctx.fail("input must have rank 3 or more, got " + format_shape(x));
+    const SymInt c = x.back();  // to NCHW for the rule, back after
+    x.pop_back();
+    x.insert(x.begin() + 1, c);
+    const TensorInfo nchw = TensorInfo::of(ctx.elem_type(0), x);
+    Attributes attributes;
+    for (const char* name : {"kernel_shape", "strides", "pads", "auto_pad", "dilations", "group"})
+        if (const Attribute* a = ctx.attribute(name)) attributes.emplace(name, *a);
+    NodeContext inner(ctx.env(), ctx.policy(), ctx.domain(), "Conv", ctx.name(), ctx.opset(), {&nchw, ctx.input(1)}, attributes, 1);
+    conv(inner);
+    Shape out = *inner.outputs()[0]->shape;
+    const SymInt m = out[1];
+    out.erase(out.begin() + 1);
+    out.push_back(m);
+    ctx.set_output(0, ctx.elem_type(0), std::move(out));
+}
+
+/// MatMulInteger16: MatMul of int16 inputs, an int32 result.
+inline void matmul_integer16(NodeContext& ctx) { matmul_at(ctx, 0, 1, elem::int32); }
+
 /// com.microsoft's QuantizeLinear: the zero point's type (uint8 by default).
 inline void quantize_linear(NodeContext& ctx) { ctx.set_output(0, ctx.has_input(2) ? ctx.elem_type(2) : elem::uint8, ctx.shape(0)); }
 /// com.microsoft's DequantizeLinear: the scale's type.
@@ -228,6 +326,14 @@ inline void register_microsoft(OpRegistry& r) {
     r.add_all(ms, {"QLinearAdd", "QLinearMul"}, 1, qlinear_binary);
     r.add(ms, "QLinearConcat", 1, qlinear_concat);
     r.add_all(ms, {"QLinearAveragePool", "QLinearGlobalAveragePool"}, 1, qlinear_pool);
+    r.add(ms, "RemovePadding", 1, remove_padding);
+    r.add(ms, "RestorePadding", 1, restore_padding);
+    r.add(ms, "PackedAttention", 1, packed_attention);
+    r.add(ms, "PackedMultiHeadAttention", 1, packed_multi_head_attention);
+    r.add(ms, "GatedRelativePositionBias", 1, gated_relative_position_bias);
+    r.add(ms, "RelativePositionBias", 1, relative_position_bias);
+    r.add(ms, "NhwcConv", 1, nhwc_conv);
+    r.add(ms, "MatMulInteger16", 1, matmul_integer16);
     r.add(ms, "QuantizeLinear", 1, quantize_linear);
     r.add(ms, "DequantizeLinear", 1, dequantize_linear);
 }
