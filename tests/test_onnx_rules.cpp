@@ -547,7 +547,7 @@ TEST_CASE("com.microsoft quantized operators: QLinearConcat, channels-last pooli
     CHECK(shape_of(out[0]) == "[1, h//2, 5, 8]");
 }
 
-TEST_CASE("com.microsoft packing mode, position biases, NhwcConv, MatMulInteger16: as onnxruntime's tool gives them") {
+TEST_CASE("com.microsoft packing mode, position biases, decoding attentions, NhwcConv, MatMulInteger16, GemmFloat8, MoE") {
     ShapeEnv env;
     const SymInt b = SymInt::symbol("batch"), s = SymInt::symbol("seq"), h = SymInt::symbol("h"), w = SymInt::symbol("w");
     const auto ms = [&](std::string_view op, std::vector<const TensorInfo*> in, const Attributes& a, std::size_t n = 1) {
@@ -601,6 +601,44 @@ TEST_CASE("com.microsoft packing mode, position biases, NhwcConv, MatMulInteger1
     out = ms("MatMulInteger16", {&a, &bm}, {});
     CHECK(shape_of(out[0]) == "[batch, 5]");
     CHECK(out[0]->elem_type == elem::int32);
+    // decoding: DecoderMaskedMultiHeadAttention (past and present in one buffer, or one step longer),
+    // SparseAttention (the caches always shared), GemmFloat8, MoE, LongformerAttention
+    const SymInt p = SymInt::symbol("past"), mx = SymInt::symbol("max_len");
+    const TensorInfo step = TensorInfo::of(elem::float16, {b, 1, 64});
+    const TensorInfo past_shared = TensorInfo::of(elem::float16, {b, 4, mx, 16}), past = TensorInfo::of(elem::float16, {b, 4, p, 16});
+    out = ms("DecoderMaskedMultiHeadAttention", {&step, &step, &step, nullptr, nullptr, &past_shared, &past_shared},
+             {{"num_heads", integer(4)}, {"past_present_share_buffer", integer(1)}}, 3);
+    CHECK(shape_of(out[0]) == "[batch, 1, 64]");
+    CHECK(shape_of(out[1]) == "[batch, 4, max_len, 16]");
+    CHECK(shape_of(out[2]) == "[batch, 4, max_len, 16]");
+    const TensorInfo past_length = TensorInfo::of(elem::int32, {}, std::vector<SymInt>{p});
+    out = ms("DecoderMaskedMultiHeadAttention", {&step, &step, &step, nullptr, nullptr, &past_shared, &past_shared, &past_length},
+             {{"num_heads", integer(4)}, {"past_present_share_buffer", integer(1)}}, 4);
+    CHECK(shape_of(out[3]) == "[batch, 4, 1, past + 1]");  // as onnxruntime's CPU kernel gives it
+    out = ms("DecoderMaskedMultiHeadAttention", {&step, &step, &step, nullptr, nullptr, &past, &past}, {{"num_heads", integer(4)}}, 4);
+    CHECK(shape_of(out[1]) == "[batch, 4, past + 1, 16]");
+    CHECK(shape_of(out[3]) == "[batch, 4, 1, past + 1]");
+    CHECK(out[3]->elem_type == elem::float32);
+    const TensorInfo packed_step = TensorInfo::of(elem::float16, {b, 1, 192});
+    out = ms("DecoderMaskedMultiHeadAttention", {&packed_step, nullptr, nullptr, nullptr, nullptr, &past, &past}, {{"num_heads", integer(4)}}, 3);
+    CHECK(shape_of(out[0]) == "[batch, 1, 64]");
+    const TensorInfo cross_kv = TensorInfo::of(elem::float16, {b, 4, SymInt::symbol("encoded"), 16});
+    out = ms("DecoderMaskedMultiHeadAttention", {&step, &cross_kv, &cross_kv}, {{"num_heads", integer(4)}}, 4);
+    CHECK(shape_of(out[0]) == "[batch, 1, 64]");
+    CHECK(shape_of(out[3]) == "[batch, 4, 1, encoded]");
+    const TensorInfo packed_qkv = TensorInfo::of(elem::float16, {b, s, 128});  // (4 + 2 * 2) * 16
+    const TensorInfo cache = TensorInfo::of(elem::float16, {b, 2, mx, 16});
+    out = ms("SparseAttention", {&packed_qkv, nullptr, nullptr, &cache, &cache}, {{"num_heads", integer(4)}, {"kv_num_heads", integer(2)}}, 3);
+    CHECK(shape_of(out[0]) == "[batch, seq, 64]");
+    CHECK(shape_of(out[1]) == "[batch, 2, max_len, 16]");
+    CHECK(shape_of(out[2]) == "[batch, 2, max_len, 16]");
+    const int float8 = 17;  // FLOAT8E4M3FN
+    const TensorInfo f8a = TensorInfo::of(float8, {64, b}), f8b = TensorInfo::of(float8, {64, 32});
+    out = ms("GemmFloat8", {&f8a, &f8b}, {{"transA", integer(1)}, {"dtype", integer(elem::float16)}});
+    CHECK(shape_of(out[0]) == "[batch, 32]");
+    CHECK(out[0]->elem_type == elem::float16);
+    CHECK(shape_of(ms("MoE", {&x}, {})[0]) == "[batch, seq, 64]");
+    CHECK(shape_of(ms("LongformerAttention", {&x}, {{"num_heads", integer(4)}, {"window", integer(2)}})[0]) == "[batch, seq, 64]");
     // errors name the node
     CHECK(test::error_of<value_error>([&] { ms("RemovePadding", {&tokens, &mask}, {}, 4); }) ==
           "RemovePadding 'n': input must have rank 3, got [unk__0, 64]");

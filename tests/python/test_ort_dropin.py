@@ -335,6 +335,42 @@ class PackingMode(unittest.TestCase):
                            "why": "RemovePadding: the count of tokens that are not padding, known at run time"}])
 
 
+class ContribShapesAsOnnxruntimeRunsThem(unittest.TestCase):
+    def test_decoder_masked_multi_head_attention_with_a_shared_buffer(self):
+        # one decoding step of a KV cache in one buffer (what onnxruntime's CPU kernel runs):
+        # present key and value are the past's buffers, qk is past_sequence_length + 1 long
+        import numpy as np
+        vi = helper.make_tensor_value_info
+        inputs = [vi("q", F, ["b", 1, 64]), vi("k", F, ["b", 1, 64]), vi("v", F, ["b", 1, 64]), vi("pk", F, ["b", 4, "max_len", 16]),
+                  vi("pv", F, ["b", 4, "max_len", 16])]
+        outputs = ["o", "present_k", "present_v", "qk"]
+        node = helper.make_node("DecoderMaskedMultiHeadAttention", ["q", "k", "v", "", "", "pk", "pv", "past_length"], outputs,
+                                domain="com.microsoft", num_heads=4, past_present_share_buffer=1, output_qk=1)
+        m = model([node], inputs, [vi(o, F, None) for o in outputs], [helper.make_tensor("past_length", TensorProto.INT32, [], [3])],
+                  opsets=(("", 17), ("com.microsoft", 1)))
+        session = onnxruntime.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+        rng = np.random.default_rng(0)
+        feeds = {"q": rng.random((2, 1, 64), np.float32), "k": rng.random((2, 1, 64), np.float32), "v": rng.random((2, 1, 64), np.float32),
+                 "pk": rng.random((2, 4, 6, 16), np.float32), "pv": rng.random((2, 4, 6, 16), np.float32)}
+        ran = dict(zip(outputs, (r.shape for r in session.run(None, feeds))))
+        self.assertEqual(ran, {"o": (2, 1, 64), "present_k": (2, 4, 6, 16), "present_v": (2, 4, 6, 16), "qk": (2, 4, 1, 4)})
+        shapes = yobx.onnx.evaluate_shapes(m, {"b": 2, "max_len": 6})
+        self.assertEqual({o: shapes[o] for o in outputs}, ran)
+        self.assertEqual(dims(ort.SymbolicShapeInference.infer_shapes(m).graph.output[3]), ["b", 4, 1, 4])
+
+    def test_matmul_integer16(self):
+        import numpy as np
+        vi = helper.make_tensor_value_info
+        m = model([helper.make_node("MatMulInteger16", ["a", "b"], ["y"], domain="com.microsoft")],
+                  [vi("a", TensorProto.INT16, ["n", 4]), vi("b", TensorProto.INT16, [4, 5])], [vi("y", TensorProto.INT32, None)],
+                  opsets=(("", 17), ("com.microsoft", 1)))
+        session = onnxruntime.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+        (y,) = session.run(None, {"a": np.ones((3, 4), np.int16), "b": np.ones((4, 5), np.int16)})
+        self.assertEqual((y.shape, y.dtype), ((3, 5), np.int32))
+        out = ort.SymbolicShapeInference.infer_shapes(m).graph.output[0]
+        self.assertEqual((out.type.tensor_type.elem_type, dims(out)), (TensorProto.INT32, ["n", 5]))
+
+
 class ImportOrders(unittest.TestCase):
     """yobx with onnx and onnxruntime in one process: every order of imports works as it works
     without yobx (Debian 13's onnxruntime needs onnx.reference imported before it, yobx or not)."""

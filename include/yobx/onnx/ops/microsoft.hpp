@@ -3,8 +3,8 @@
 // Its transformer optimizer fuses attention, layer normalizations and GELUs
 // (Attention, MultiHeadAttention, GroupQueryAttention, SkipLayerNormalization,
 // EmbedLayerNormalization, FastGelu, T5's RelativePositionBias...), its packing mode
-// (convert_to_packing_mode) RemovePadding, RestorePadding and the Packed attentions;
-// its quantizers write MatMulNBits,
+// (convert_to_packing_mode) RemovePadding, RestorePadding and the Packed attentions, its
+// generation tools DecoderMaskedMultiHeadAttention; its quantizers write MatMulNBits,
 // DynamicQuantizeMatMul, MatMulIntegerToFloat and the QLinear* operators. The
 // shapes follow onnxruntime's kernels; a size they decide at run time from a
 // buffer (GroupQueryAttention's present cache) is a fresh symbol, never a guess.
@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -91,9 +92,9 @@ inline void multi_head_attention(NodeContext& ctx) {
     ctx.set_output(2, ctx.elem_type(0), {q[0], heads, total, v_head});
 }
 
-/// GroupQueryAttention: [batch, seq, heads * head_size]; the present cache's length is the
-/// kernel's choice (the past buffer when shared, else the total length): a fresh symbol.
-inline void group_query_attention(NodeContext& ctx) {
+/// GroupQueryAttention's and SparseAttention's output: [batch, seq, heads * head_size], from the
+/// query, or packed query, key and value [batch, seq, (heads + 2 * kv_heads) * head_size].
+inline void grouped_attention_output(NodeContext& ctx) {
     const Shape& q = ctx.shape(0);
     if (q.size() != 3) ctx.fail("query must have rank 3, got " + format_shape(q));
     const std::int64_t heads = num_heads(ctx), kv_heads = ctx.attr_int("kv_num_heads", 0);
@@ -103,12 +104,75 @@ inline void group_query_attention(NodeContext& ctx) {
         hidden = ctx.simplify(floordiv(q[2], SymInt(kv_heads) * 2 + heads) * heads);
     }
     ctx.set_output(0, ctx.elem_type(0), {q[0], q[1], hidden});
+}
+
+/// GroupQueryAttention: [batch, seq, heads * head_size]; the present cache's length is the
+/// kernel's choice (the past buffer when shared, else the total length): a fresh symbol.
+inline void group_query_attention(NodeContext& ctx) {
+    grouped_attention_output(ctx);
     if (ctx.has_input(3) && ctx.input(3)->shape && ctx.input(3)->shape->size() == 4) {
         Shape present = *ctx.input(3)->shape;
         present[2] = ctx.fresh("GroupQueryAttention: the present cache's length is chosen by the kernel");
         ctx.set_output(1, ctx.elem_type(0), present);
         ctx.set_output(2, ctx.elem_type(0), present);
     }
+}
+
+/// SparseAttention: GroupQueryAttention's output; the present key and value are the past's
+/// buffers [batch, kv_heads, max_cache_sequence_length, head_size], which they always share.
+inline void sparse_attention(NodeContext& ctx) {
+    grouped_attention_output(ctx);
+    for (std::size_t k = 1; k <= 2; ++k)
+        if (ctx.has_input(k + 2) && ctx.input(k + 2)->shape) ctx.set_output(k, ctx.elem_type(0), *ctx.input(k + 2)->shape);
+}
+
+/// DecoderMaskedMultiHeadAttention, one decoding step: [batch, 1, v_hidden], v_hidden the value's
+/// (rank 3, or the past value's heads * head_size in cross attention, rank 4), of packed query,
+/// key and value [batch, 1, 2 * hidden + v_hidden] the past value's heads * head_size; the
+/// present key and value are the past's buffers when shared (past_present_share_buffer), else
+/// one step longer; qk [batch, heads, 1, total_sequence_length], float, the total the value of
+/// past_sequence_length (input 7) plus one with a shared buffer.
+inline void decoder_masked_multi_head_attention(NodeContext& ctx) {
+    const Shape& q = ctx.shape(0);
+    if (q.size() != 3) ctx.fail("query must have rank 3, got " + format_shape(q));
+    const std::int64_t heads = num_heads(ctx);
+    const auto shape_of = [&](std::size_t i) -> const Shape* {
+        return ctx.has_input(i) && ctx.input(i)->shape ? &*ctx.input(i)->shape : nullptr;
+    };
+    const Shape *key = shape_of(1), *value = shape_of(2), *past_key = shape_of(5), *past_value = shape_of(6);
+    SymInt v_hidden;
+    if (value && value->size() == 3) v_hidden = (*value)[2];
+    else if (value && value->size() == 4) v_hidden = ctx.simplify((*value)[1] * (*value)[3]);
+    else if (ctx.has_input(1)) v_hidden = q[2];
+    else if (past_value && past_value->size() == 4) v_hidden = ctx.simplify((*past_value)[1] * (*past_value)[3]);
+    else v_hidden = ctx.fresh("DecoderMaskedMultiHeadAttention: packed query, key and value without a past value to split them by");
+    ctx.set_output(0, ctx.elem_type(0), {q[0], q[1], v_hidden});
+    const bool shared = ctx.attr_int("past_present_share_buffer", 0) != 0;
+    const auto present = [&](const Shape* past) -> std::optional<Shape> {
+        if (past == nullptr || past->size() != 4) return std::nullopt;
+        if (shared) return *past;
+        return Shape{(*past)[0], (*past)[1], ctx.simplify((*past)[2] + q[1]), (*past)[3]};
+    };
+    if (auto p = present(past_key)) ctx.set_output(1, ctx.elem_type(0), std::move(*p));
+    if (auto p = present(past_value)) ctx.set_output(2, ctx.elem_type(0), std::move(*p));
+    if (ctx.output_count() > 3) {
+        SymInt total;
+        const auto* past_length = ctx.values(7);  // past_sequence_length, with a shared buffer
+        if (key && key->size() == 4) total = (*key)[2];  // cross attention: the past key is the key
+        else if (past_key && past_key->size() == 4 && !shared) total = ctx.simplify((*past_key)[2] + q[1]);
+        else if (shared && past_length != nullptr && *past_length && (*past_length)->size() == 1) total = ctx.simplify((**past_length)[0] + q[1]);
+        else total = ctx.fresh("DecoderMaskedMultiHeadAttention: qk's length, past_sequence_length + 1, with a past length not known");
+        ctx.set_output(3, elem::float32, {q[0], heads, 1, total});
+    }
+}
+
+/// GemmFloat8: [M, N] of A and B (transA, transB), of the type attribute dtype (float by default).
+inline void gemm_float8(NodeContext& ctx) {
+    const Shape &a = ctx.shape(0), &b = ctx.shape(1);
+    if (a.size() != 2 || b.size() != 2) ctx.fail("A and B must have rank 2, got " + format_shape(a) + " and " + format_shape(b));
+    const SymInt m = ctx.attr_int("transA", 0) ? a[1] : a[0];
+    const SymInt n = ctx.attr_int("transB", 0) ? b[0] : b[1];
+    ctx.set_output(0, static_cast<int>(ctx.attr_int("dtype", elem::float32)), {m, n});
 }
 
 /// SkipLayerNormalization, SkipSimplifiedLayerNormalization: the input's shape; mean and
@@ -310,12 +374,15 @@ inline void register_microsoft(OpRegistry& r) {
     r.add(ms, "Attention", 1, attention);
     r.add(ms, "MultiHeadAttention", 1, multi_head_attention);
     r.add(ms, "GroupQueryAttention", 1, group_query_attention);
+    r.add(ms, "SparseAttention", 1, sparse_attention);
+    r.add(ms, "DecoderMaskedMultiHeadAttention", 1, decoder_masked_multi_head_attention);
+    r.add(ms, "GemmFloat8", 1, gemm_float8);
     r.add_all(ms, {"SkipLayerNormalization", "SkipSimplifiedLayerNormalization"}, 1, skip_layer_normalization);
     r.add("", "SimplifiedLayerNormalization", 1, simplified_layer_normalization);  // a contrib op of the default domain
     r.add(ms, "SimplifiedLayerNormalization", 1, simplified_layer_normalization);
     r.add(ms, "EmbedLayerNormalization", 1, embed_layer_normalization);
     r.add_all(ms, {"BiasGelu", "FastGelu", "Gelu", "QuickGelu", "BiasAdd", "RotaryEmbedding", "QLinearSigmoid", "QLinearLeakyRelu",
-                   "QLinearSoftmax", "BiasDropout", "BiasSoftmax", "GroupNorm", "SkipGroupNorm"},
+                   "QLinearSoftmax", "BiasDropout", "BiasSoftmax", "GroupNorm", "SkipGroupNorm", "MoE", "LongformerAttention"},
               1, same_as_input);
     r.add(ms, "BiasSplitGelu", 1, bias_split_gelu);
     r.add(ms, "MatMulNBits", 1, matmul_nbits);
