@@ -15,9 +15,11 @@
 #include <yobx/onnx/ops/nn.hpp>
 
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -247,29 +249,42 @@ inline void qlinear_concat(NodeContext& ctx) {
     ctx.set_output(0, ctx.elem_type(2), shape::concat(ctx.env(), shapes, axis));
 }
 
-/// QLinearAveragePool, QLinearGlobalAveragePool: pooling, NCHW or (channels_last) NHWC.
-inline void qlinear_pool(NodeContext& ctx) {
+/// Runs the channels-first `rule` (as operator `op`, with ctx's attributes `names`, `inputs`
+/// after the first) on ctx's input 0 moved from channels last ([batch, spatial..., channels])
+/// when `last`; returns its output's shape, moved back.
+template <class Rule>
+Shape channels_last_rule(NodeContext& ctx, bool last, std::string_view op, std::initializer_list<const char*> names,
+                         std::initializer_list<const TensorInfo*> inputs, Rule rule) {
     Shape x = ctx.shape(0);
-    const bool last = ctx.attr_int("channels_last", 0) != 0;
-    if (last && x.size() >= 3) {  // to NCHW for the rule, back after
+    last = last && x.size() >= 3;
+    if (last) {
         const SymInt c = x.back();
         x.pop_back();
         x.insert(x.begin() + 1, c);
     }
-    const TensorInfo nchw = TensorInfo::of(ctx.elem_type(0), x);
+    const TensorInfo first = TensorInfo::of(ctx.elem_type(0), std::move(x));
     Attributes attributes;
-    for (const char* name : {"kernel_shape", "strides", "pads", "auto_pad", "ceil_mode", "dilations"})
+    for (const char* name : names)
         if (const Attribute* a = ctx.attribute(name)) attributes.emplace(name, *a);
-    NodeContext inner(ctx.env(), ctx.policy(), ctx.domain(), ctx.op_type(), ctx.name(), ctx.opset(), {&nchw}, attributes, 1);
-    if (ctx.op_type() == "QLinearGlobalAveragePool") global_pool(inner);
-    else pool(inner);
+    std::vector<const TensorInfo*> in{&first};
+    in.insert(in.end(), inputs);
+    NodeContext inner(ctx.env(), ctx.policy(), ctx.domain(), op, ctx.name(), ctx.opset(), std::move(in), attributes, 1);
+    rule(inner);
     Shape out = *inner.outputs()[0]->shape;
-    if (last && out.size() >= 3) {
+    if (last) {
         const SymInt c = out[1];
         out.erase(out.begin() + 1);
         out.push_back(c);
     }
-    ctx.set_output(0, ctx.elem_type(0), std::move(out));
+    return out;
+}
+
+/// QLinearAveragePool, QLinearGlobalAveragePool: pooling, NCHW or (channels_last) NHWC.
+inline void qlinear_pool(NodeContext& ctx) {
+    const bool global = ctx.op_type() == "QLinearGlobalAveragePool";
+    ctx.set_output(0, ctx.elem_type(0),
+                   channels_last_rule(ctx, ctx.attr_int("channels_last", 0) != 0, ctx.op_type(),
+                                      {"kernel_shape", "strides", "pads", "auto_pad", "ceil_mode", "dilations"}, {}, global ? global_pool : pool));
 }
 
 /// RemovePadding (convert_to_packing_mode): input [batch, seq, hidden] to [token_count, hidden],
@@ -342,22 +357,9 @@ inline void relative_position_bias(NodeContext& ctx) {
 
 /// NhwcConv: Conv with the channels last ([batch, spatial..., channels]); the weights as Conv's.
 inline void nhwc_conv(NodeContext& ctx) {
-    Shape x = ctx.shape(0);
-    if (x.size() < 3) ctx.fail("input must have rank 3 or more, got " + format_shape(x));
-    const SymInt c = x.back();  // to NCHW for the rule, back after
-    x.pop_back();
-    x.insert(x.begin() + 1, c);
-    const TensorInfo nchw = TensorInfo::of(ctx.elem_type(0), x);
-    Attributes attributes;
-    for (const char* name : {"kernel_shape", "strides", "pads", "auto_pad", "dilations", "group"})
-        if (const Attribute* a = ctx.attribute(name)) attributes.emplace(name, *a);
-    NodeContext inner(ctx.env(), ctx.policy(), ctx.domain(), "Conv", ctx.name(), ctx.opset(), {&nchw, ctx.input(1)}, attributes, 1);
-    conv(inner);
-    Shape out = *inner.outputs()[0]->shape;
-    const SymInt m = out[1];
-    out.erase(out.begin() + 1);
-    out.push_back(m);
-    ctx.set_output(0, ctx.elem_type(0), std::move(out));
+    if (ctx.shape(0).size() < 3) ctx.fail("input must have rank 3 or more, got " + format_shape(ctx.shape(0)));
+    ctx.set_output(0, ctx.elem_type(0),
+                   channels_last_rule(ctx, true, "Conv", {"kernel_shape", "strides", "pads", "auto_pad", "dilations", "group"}, {ctx.input(1)}, conv));
 }
 
 /// MatMulInteger16: MatMul of int16 inputs, an int32 result.
