@@ -348,7 +348,7 @@ TEST_CASE("a size or a hint names an input dim by its name in the model or by it
           "hints 'batch size' (4) and 'batch_size' (5) name the same dim: the model's 'batch size' is the symbol batch_size");
 }
 
-TEST_CASE("a dim_param with a hyphen between name characters is a name; a spaced minus is an expression") {
+TEST_CASE("a dim_param with a hyphen between name characters is a name, a spaced minus an expression") {
     using yobx::onnx::detail::hyphenated_name;
     for (const char* name : {"seq-len", "n-1", "max-new-tokens", "a+b-c", "_-_", "s\xc3\xa9q-len"}) CHECK_MESSAGE(hyphenated_name(name), name);
     for (const char* expr : {"seq - len", "-n + 5", "n - 1", "(h + 7)//8", "x//-3", "Max(-1, n)", "-x", "-", "", "a-", "-a"})
