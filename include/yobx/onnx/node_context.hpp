@@ -162,12 +162,23 @@ public:
         if (!t->shape) throw UnknownInput{"the rank of input " + std::to_string(i) + " is unknown"};
         return *t->shape;
     }
+    /// The shape of a present input of known rank, else nullptr (an optional input's, which a
+    /// rule reads only when it is there).
+    const Shape* known_shape(std::size_t i) const noexcept {
+        const TensorInfo* t = input(i);
+        return t && t->shape ? &*t->shape : nullptr;
+    }
     std::int64_t rank(std::size_t i) const { return static_cast<std::int64_t>(shape(i).size()); }
     int elem_type(std::size_t i) const noexcept { return input(i) ? input(i)->elem_type : elem::undefined; }
     /// The values of an input of rank 0 or 1 (possibly symbolic), when data propagation knows them.
     const std::optional<std::vector<SymInt>>* values(std::size_t i) const noexcept {
         const TensorInfo* t = input(i);
         return t && t->values && t->shape && t->shape->size() <= 1 ? &t->values : nullptr;
+    }
+    /// The value of an input holding one element (rank 0, or [1]), when data propagation knows it.
+    std::optional<SymInt> single_value(std::size_t i) const {
+        const auto* v = values(i);
+        return v && (*v)->size() == 1 ? std::optional<SymInt>((**v)[0]) : std::nullopt;
     }
     /// The values of an input of rank 0 or 1 when each is a constant.
     std::optional<std::vector<std::int64_t>> constant_values(std::size_t i) const {

@@ -98,7 +98,7 @@ inline void one_hot(NodeContext& ctx) {
     const auto r = static_cast<std::int64_t>(in.size()) + 1;
     const std::int64_t ax = ctx.axis(ctx.attr_int("axis", -1), r);
     SymInt depth;
-    if (const auto* v = ctx.values(1); v && (*v)->size() == 1) depth = (**v)[0];
+    if (auto v = ctx.single_value(1)) depth = *v;
     else if (auto f = ctx.real_values(1); f && f->size() == 1) depth = static_cast<std::int64_t>((*f)[0]);
     else depth = ctx.fresh("OneHot with a depth that is not known");
     Shape out = in;

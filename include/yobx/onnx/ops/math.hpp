@@ -193,7 +193,7 @@ inline void topk(NodeContext& ctx) {
     const auto ax = static_cast<std::size_t>(ctx.axis(ctx.attr_int("axis", -1), static_cast<std::int64_t>(in.size())));
     Shape out = in;
     if (ctx.opset() < 10) out[ax] = ctx.attr_int("k", 0);
-    else if (const auto* v = ctx.values(1); v && (*v)->size() == 1) out[ax] = (**v)[0];
+    else if (auto v = ctx.single_value(1)) out[ax] = *v;
     else out[ax] = ctx.fresh("TopK with a k that is not known");
     ctx.set_output(1, elem::int64, out);
     ctx.set_output(0, ctx.elem_type(0), std::move(out));

@@ -35,7 +35,7 @@ inline std::int64_t num_heads(NodeContext& ctx) {
 /// of the bias's length, else of the weights' second dim.
 inline SymInt attention_v_hidden(NodeContext& ctx) {
     if (auto q = ctx.attr_ints("qkv_hidden_sizes"); q && q->size() == 3) return (*q)[2];
-    if (ctx.has_input(2) && ctx.input(2)->shape && ctx.input(2)->shape->size() == 1) return ctx.simplify(floordiv(ctx.input(2)->shape->at(0), 3));
+    if (const Shape* bias = ctx.known_shape(2); bias && bias->size() == 1) return ctx.simplify(floordiv((*bias)[0], 3));
     if (ctx.shape(1).size() == 2) return ctx.simplify(floordiv(ctx.shape(1)[1], 3));
     ctx.fail("weights must have rank 2, got " + format_shape(ctx.shape(1)));
 }
@@ -48,8 +48,8 @@ inline void attention(NodeContext& ctx) {
     const SymInt v_hidden = attention_v_hidden(ctx);
     ctx.set_output(0, ctx.elem_type(0), {x[0], x[1], v_hidden});
     if (ctx.output_count() > 1) {
-        if (ctx.has_input(4) && ctx.input(4)->shape && ctx.input(4)->shape->size() == 5) {
-            Shape present = *ctx.input(4)->shape;
+        if (const Shape* past = ctx.known_shape(4); past && past->size() == 5) {
+            Shape present = *past;
             present[3] = ctx.simplify(present[3] + x[1]);
             ctx.set_output(1, ctx.elem_type(0), std::move(present));
         } else {
@@ -62,8 +62,7 @@ inline void attention(NodeContext& ctx) {
 inline void multi_head_attention(NodeContext& ctx) {
     const Shape& q = ctx.shape(0);
     const std::int64_t heads = num_heads(ctx);
-    const Shape* k = ctx.has_input(1) && ctx.input(1)->shape ? &*ctx.input(1)->shape : nullptr;
-    const Shape* v = ctx.has_input(2) && ctx.input(2)->shape ? &*ctx.input(2)->shape : nullptr;
+    const Shape *k = ctx.known_shape(1), *v = ctx.known_shape(2);
     SymInt hidden, kv_seq, head_size, v_head;
     if (q.size() == 3) {
         hidden = q[2];
@@ -89,7 +88,7 @@ inline void multi_head_attention(NodeContext& ctx) {
     }
     ctx.set_output(0, ctx.elem_type(0), {q[0], q[1], hidden});
     SymInt total = kv_seq;
-    if (ctx.has_input(6) && ctx.input(6)->shape && ctx.input(6)->shape->size() == 4) total = ctx.simplify(ctx.input(6)->shape->at(2) + kv_seq);
+    if (const Shape* past = ctx.known_shape(6); past && past->size() == 4) total = ctx.simplify((*past)[2] + kv_seq);
     ctx.set_output(1, ctx.elem_type(0), {q[0], heads, total, head_size});
     ctx.set_output(2, ctx.elem_type(0), {q[0], heads, total, v_head});
 }
@@ -112,8 +111,8 @@ inline void grouped_attention_output(NodeContext& ctx) {
 /// kernel's choice (the past buffer when shared, else the total length): a fresh symbol.
 inline void group_query_attention(NodeContext& ctx) {
     grouped_attention_output(ctx);
-    if (ctx.has_input(3) && ctx.input(3)->shape && ctx.input(3)->shape->size() == 4) {
-        Shape present = *ctx.input(3)->shape;
+    if (const Shape* past = ctx.known_shape(3); past && past->size() == 4) {
+        Shape present = *past;
         present[2] = ctx.fresh("GroupQueryAttention: the present cache's length is chosen by the kernel");
         ctx.set_output(1, ctx.elem_type(0), present);
         ctx.set_output(2, ctx.elem_type(0), present);
@@ -125,7 +124,7 @@ inline void group_query_attention(NodeContext& ctx) {
 inline void sparse_attention(NodeContext& ctx) {
     grouped_attention_output(ctx);
     for (std::size_t k = 1; k <= 2; ++k)
-        if (ctx.has_input(k + 2) && ctx.input(k + 2)->shape) ctx.set_output(k, ctx.elem_type(0), *ctx.input(k + 2)->shape);
+        if (const Shape* past = ctx.known_shape(k + 2)) ctx.set_output(k, ctx.elem_type(0), *past);
 }
 
 /// DecoderMaskedMultiHeadAttention, one decoding step: [batch, 1, v_hidden], v_hidden the value's
@@ -138,10 +137,7 @@ inline void decoder_masked_multi_head_attention(NodeContext& ctx) {
     const Shape& q = ctx.shape(0);
     if (q.size() != 3) ctx.fail("query must have rank 3, got " + format_shape(q));
     const std::int64_t heads = num_heads(ctx);
-    const auto shape_of = [&](std::size_t i) -> const Shape* {
-        return ctx.has_input(i) && ctx.input(i)->shape ? &*ctx.input(i)->shape : nullptr;
-    };
-    const Shape *key = shape_of(1), *value = shape_of(2), *past_key = shape_of(5), *past_value = shape_of(6);
+    const Shape *key = ctx.known_shape(1), *value = ctx.known_shape(2), *past_key = ctx.known_shape(5), *past_value = ctx.known_shape(6);
     SymInt v_hidden;
     if (value && value->size() == 3) v_hidden = (*value)[2];
     else if (value && value->size() == 4) v_hidden = ctx.simplify((*value)[1] * (*value)[3]);
@@ -159,10 +155,10 @@ inline void decoder_masked_multi_head_attention(NodeContext& ctx) {
     if (auto p = present(past_value)) ctx.set_output(2, ctx.elem_type(0), std::move(*p));
     if (ctx.output_count() > 3) {
         SymInt total;
-        const auto* past_length = ctx.values(7);  // past_sequence_length, with a shared buffer
+        const auto past_length = ctx.single_value(7);  // past_sequence_length, with a shared buffer
         if (key && key->size() == 4) total = (*key)[2];  // cross attention: the past key is the key
         else if (past_key && past_key->size() == 4 && !shared) total = ctx.simplify((*past_key)[2] + q[1]);
-        else if (shared && past_length != nullptr && *past_length && (*past_length)->size() == 1) total = ctx.simplify((**past_length)[0] + q[1]);
+        else if (shared && past_length) total = ctx.simplify(*past_length + q[1]);
         else total = ctx.fresh("DecoderMaskedMultiHeadAttention: qk's length, past_sequence_length + 1, with a past length not known");
         ctx.set_output(3, elem::float32, {q[0], heads, 1, total});
     }
@@ -320,8 +316,8 @@ inline void packed_multi_head_attention(NodeContext& ctx) {
     const Shape& q = ctx.shape(0);
     if (q.size() == 4) {
         ctx.set_output(0, ctx.elem_type(0), {q[0], ctx.simplify(q[1] * q[3])});
-    } else if (q.size() == 2 && ctx.has_input(2) && ctx.input(2)->shape && ctx.input(2)->shape->size() == 2) {
-        ctx.set_output(0, ctx.elem_type(0), {q[0], ctx.input(2)->shape->at(1)});
+    } else if (const Shape* value = ctx.known_shape(2); q.size() == 2 && value && value->size() == 2) {
+        ctx.set_output(0, ctx.elem_type(0), {q[0], (*value)[1]});
     } else {
         ctx.fail("query must have rank 4 (packed), or rank 2 with a value of rank 2, got " + format_shape(q));
     }
@@ -348,7 +344,7 @@ inline void relative_position_bias(NodeContext& ctx) {
     const Shape& table = ctx.shape(0);
     if (table.size() != 2) ctx.fail("bias_table must have rank 2, got " + format_shape(table));
     const auto length = [&](std::size_t i, const char* what) {
-        if (const auto* v = ctx.values(i); v != nullptr && *v && (*v)->size() == 1) return (**v)[0];
+        if (auto v = ctx.single_value(i)) return *v;
         return ctx.fresh(std::string("RelativePositionBias: a ") + what + " whose value is not known");
     };
     const SymInt query = length(1, "query_length"), key = length(2, "key_length");

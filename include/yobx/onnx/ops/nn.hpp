@@ -195,7 +195,7 @@ inline void max_unpool(NodeContext& ctx) {
 inline void batch_normalization(NodeContext& ctx) {
     ctx.set_output(0, ctx.elem_type(0), ctx.shape(0));
     for (std::size_t i = 1; i < ctx.output_count(); ++i)
-        if (ctx.has_input(1) && ctx.input(1)->shape) ctx.set_output(i, ctx.elem_type(1), ctx.shape(1));
+        if (const Shape* scale = ctx.known_shape(1)) ctx.set_output(i, ctx.elem_type(1), *scale);
 }
 
 /// Y as X, then `statistics` outputs (of type stash_type) with the normalized axes (from `axis`) set to 1.
@@ -222,7 +222,7 @@ inline void recurrent(NodeContext& ctx) {
     const std::int64_t directions = ctx.attr_string("direction", "forward") == "bidirectional" ? 2 : 1;
     SymInt hidden;
     if (ctx.attribute("hidden_size")) hidden = ctx.attr_int("hidden_size", 0);
-    else if (ctx.has_input(2) && ctx.input(2)->shape && ctx.input(2)->shape->size() == 3) hidden = ctx.input(2)->shape->at(2);
+    else if (const Shape* r = ctx.known_shape(2); r && r->size() == 3) hidden = (*r)[2];
     else throw UnknownInput{"hidden_size is not known"};
     const int t = ctx.elem_type(0);
     ctx.set_output(0, t, batch_first ? Shape{batch, seq, directions, hidden} : Shape{seq, directions, batch, hidden});
