@@ -162,6 +162,45 @@ TEST_CASE("bounds through floor divisions and through a Max or Min distributed o
     CHECK(env.simplify(sym_max(SymInt(-3), p - sym_max(SymInt(3), p)) + sym_max(SymInt(3), p)).to_string() == "p");
 }
 
+TEST_CASE("a question on floor divisions and remainders in one symbol is answered from one period of its values") {
+    ShapeEnv env;
+    const SymInt h = env.create_symbol("h", std::nullopt, ValueRange::at_least(1));
+    env.check(floordiv(h, 4) >= 1);  // a 4x4 patch embedding of stride 4: h >= 4
+    // Swin's window padding: h//4 rounded up to a multiple of 4, at least 4 (its terms alone bound it by 1)
+    const SymInt a = floordiv(h, 4);
+    const SymInt padded = env.simplify(a + mod(4 - mod(a, SymInt(4)), SymInt(4)));
+    CHECK(padded.to_string() == "h//4 + Mod(3*(h//4), 4)");
+    CHECK(env.statically_known_true(padded >= 4));
+    CHECK_FALSE(env.statically_known_true(padded >= 5));
+    CHECK(env.bound(padded) == ValueRange::at_least(1));  // a range asked without a question: term by term
+    // and so the slices of its window mask have their sizes: x[:-4] and x[-4:-2]
+    CHECK(env.simplify(sym_max(SymInt(4), padded) - 4).to_string() == "h//4 + Mod(3*(h//4), 4) - 4");
+    CHECK(env.simplify(sym_max(SymInt(-2), sym_max(SymInt(2), padded) - sym_max(SymInt(4), padded)) + 2).to_string() == "2");
+    // a patch merging's even padding, then every second row: the ceiling of h//4 / 2, at least 1
+    const SymInt half = env.simplify(a - floordiv(h, 8));
+    CHECK(env.statically_known_true(half >= 1));
+    CHECK(env.simplify(sym_min(SymInt(0), half)).to_string() == "0");
+    // a falling sum: at most its first period's largest value
+    CHECK(env.statically_known_true(floordiv(h, 2) - h <= -2));
+    CHECK_FALSE(env.statically_known_true(floordiv(h, 2) - h <= -3));
+    // a range with two ends: every value when there are few, each end's period when there are many
+    const SymInt s = env.create_symbol("s", std::nullopt, ValueRange::between(3, 5));
+    const SymInt rounded = floordiv(s, 2) + mod(s, SymInt(2));  // 2, 2, 3
+    CHECK(env.statically_known_true(rounded >= 2));
+    CHECK(env.statically_known_true(rounded <= 3));
+    CHECK_FALSE(env.statically_known_true(rounded >= 3));
+    const SymInt t = env.create_symbol("t", std::nullopt, ValueRange::between(5, 1000));
+    CHECK(env.statically_known_true(floordiv(t, 3) - floordiv(t, 6) >= 1));
+    CHECK(env.statically_known_true(floordiv(t, 3) - floordiv(t, 6) <= 167));
+    CHECK_FALSE(env.statically_known_true(floordiv(t, 3) - floordiv(t, 6) <= 166));
+    CHECK(env.statically_known_true(floordiv(t, 3) - t >= -667));
+    CHECK_FALSE(env.statically_known_true(floordiv(t, 3) - t >= -666));
+    // two symbols, or a period above max_period: the term-by-term bound stands
+    const SymInt w = env.create_symbol("w", std::nullopt, ValueRange::at_least(4));
+    CHECK(env.simplify(sym_min(SymInt(0), a - floordiv(w, 8))).to_string() == "Min(0, h//4 - w//8)");
+    CHECK(env.simplify(sym_min(SymInt(0), floordiv(h, 1024) - floordiv(h, 2048))).to_string() == "Min(0, h//1024 - h//2048)");
+}
+
 TEST_CASE("check with divisibility is kept and used") {
     ShapeEnv env;
     const SymInt s0 = env.create_symbol("s0", 16, ValueRange::at_least(1));

@@ -9,8 +9,10 @@
 // s >= 2), a floor
 // division relaxed to its quotient and a remainder (relaxed_bound:
 // x - (6*x)//7 >= 1 for x >= 1), a Max or Min distributed over the rest of the
-// sum (distributed_bound: Max(3, p) - p - 3 <= 0). test_shape_env.cpp holds
-// these examples.
+// sum (distributed_bound: Max(3, p) - p - 3 <= 0), and the exact range of a
+// sum of floor divisions and remainders by constants in one symbol, from one
+// period of its values (univariate_bound: h//4 - h//8 >= 1 for h >= 4).
+// test_shape_env.cpp holds these examples.
 #pragma once
 
 #include <yobx/sym/shape_env/env.hpp>
@@ -96,7 +98,94 @@ auto ShapeEnv::bound_of(const Poly& p, std::optional<BoolKind> question) const -
     if (open() && repeats_an_atom(p)) narrow_to(shifted_bound(p));
     if (open()) narrow_to(relaxed_bound(p));
     if (open()) narrow_to(distributed_bound(p));
+    // for a question still open (also between two finite ends), the exact range of a sum with
+    // a floor division or a remainder in one symbol; not for a range asked without a question:
+    // on Swin-T that doubled the time of the walk (the bounds of every nested argument)
+    const auto divides = [](const detail::sym::Term& t) {
+        return std::any_of(t.mono.begin(), t.mono.end(), [](const detail::sym::Factor& f) {
+            return f.atom->kind == AtomKind::floordiv || f.atom->kind == AtomKind::mod;
+        });
+    };
+    if (question && p.terms.size() >= 2 && std::any_of(p.terms.begin(), p.terms.end(), divides) &&
+        !decide_constant(*question, acc.lower, acc.upper) && finer++ < max_finer_bounds)
+        narrow_to(univariate_bound(p));
     return acc;
+}
+
+/// p's exact range when p is quasi-linear in one symbol s of this env whose range has a
+/// lower end: a sum of constant multiples of s and of floor divisions and remainders by
+/// positive constants of such sums (nested), each term of degree one. Then p(s + L) - p(s)
+/// is one constant for L the period of p (the lcm over its terms of the products of the
+/// divisors down each chain), so the values over one period from s's lower end, and that
+/// step, give the range (`h//4 + Mod(3*(h//4), 4)`, h//4 rounded up to a multiple of 4, is
+/// at least 4 for h >= 4, where its terms alone bound it by 1; `h//4 - h//8` is at least 1).
+/// Unknown for any other p, a period above max_period or a value that overflows.
+template <class>
+auto ShapeEnv::univariate_bound(const Poly& p) const -> ValueRange {
+    namespace ds = detail::sym;
+    const ds::Atom* symbol = nullptr;
+    // q's period, 0 when q is not quasi-linear in one symbol or its period exceeds max_period
+    const auto period = [&](const auto& self, const ds::Poly& q) -> std::int64_t {
+        std::int64_t l = 1;
+        for (const auto& t : q.terms) {
+            if (t.mono.size() != 1 || t.mono[0].exp != 1) return 0;
+            const ds::Atom& a = *t.mono[0].atom;
+            std::int64_t m = 1;
+            if (a.kind == AtomKind::symbol) {
+                if (symbol != nullptr && symbol->name != a.name) return 0;
+                symbol = &a;
+            } else if (a.kind == AtomKind::floordiv || a.kind == AtomKind::mod) {
+                const ds::Poly& k = a.args[1];
+                if (!k.is_constant() || k.constant < 1 || k.constant > max_period) return 0;
+                const std::int64_t inner = self(self, a.args[0]);
+                if (inner == 0) return 0;
+                m = inner * k.constant;  // both at most max_period
+            } else {
+                return 0;
+            }
+            if (m > max_period) return 0;
+            l = std::lcm(l, m);  // both at most max_period
+            if (l > max_period) return 0;
+        }
+        return l;
+    };
+    const std::int64_t l = period(period, p);
+    if (l == 0 || symbol == nullptr) return ValueRange::unknown();
+    const ValueRange r = bound_atom(*symbol);
+    if (r.lower == ValueRange::neg_inf) return ValueRange::unknown();
+    if (const auto known = univariate_cache_.find(p); known != univariate_cache_.end()) return known->second;
+    const auto answer = [&](ValueRange v) {
+        univariate_cache_.emplace(p, v);
+        return v;
+    };
+    try {
+        std::int64_t x = 0;
+        const auto value_of = [&x](const ds::Atom&) { return x; };
+        const auto at = [&](std::int64_t s) {
+            x = s;
+            return ds::evaluate(p, value_of);
+        };
+        // the smallest and the largest value over [from, from + count)
+        const auto over = [&](std::int64_t from, std::int64_t count) {
+            ValueRange v{ValueRange::inf, ValueRange::neg_inf};
+            for (std::int64_t i = 0; i < count; ++i) {
+                const std::int64_t y = at(ds::add(from, i));
+                v = {std::min(v.lower, y), std::max(v.upper, y)};
+            }
+            return v;
+        };
+        std::int64_t width = 0;
+        if (r.upper != ValueRange::inf && !__builtin_sub_overflow(r.upper, r.lower, &width) && width < 2 * l)
+            return answer(over(r.lower, width + 1));  // few enough values: all of them
+        const ValueRange first = over(r.lower, l);
+        const std::int64_t step = ds::sub(at(ds::add(r.lower, l)), at(r.lower));
+        if (r.upper == ValueRange::inf)
+            return answer({step >= 0 ? first.lower : ValueRange::neg_inf, step <= 0 ? first.upper : ValueRange::inf});
+        const ValueRange last = over(ds::add(ds::sub(r.upper, l), 1), l);  // each residue's value nearest the upper end
+        return answer({step >= 0 ? first.lower : last.lower, step <= 0 ? first.upper : last.upper});
+    } catch (const ds::overflow&) {
+        return answer(ValueRange::unknown());
+    }
 }
 
 /// The term-by-term range of p, with the ranges `given` for the atoms listed there

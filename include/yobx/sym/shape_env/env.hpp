@@ -490,7 +490,7 @@ private:
     /// The deepest nesting of distributed_bound() (each level may branch on the
     /// arguments of one Max or Min).
     static constexpr int max_distributed_depth = 3;
-    /// The most finer bounds (shifted, relaxed, distributed) one outermost bound_of()
+    /// The most finer bounds (shifted, relaxed, distributed, univariate) one outermost bound_of()
     /// tries, nested calls included: through nested Max, Min and floor divisions they
     /// multiply (a fuzzed graph's Slice took minutes on one bound). Past it the
     /// term-by-term bound stands: wider, still sound.
@@ -505,6 +505,10 @@ private:
     static constexpr std::size_t max_shifted_terms = 64;
     template <class = void>
     ValueRange shifted_bound(const Poly& p) const;
+    /// The longest period univariate_bound() evaluates p over (twice, at most).
+    static constexpr std::int64_t max_period = 1024;
+    template <class = void>
+    ValueRange univariate_bound(const Poly& p) const;
     template <class = void>
     ValueRange bound_atom(const detail::sym::Atom& a) const;
     // decide.hpp
@@ -538,6 +542,12 @@ private:
     std::map<std::string, std::size_t, std::less<>> fresh_counters_;  // per prefix: u0, u1... and s0, s1...
     static constexpr int max_depth = 16;  // nested re-simplifications of what the canonical form made
     mutable int depth_ = 0;
+    struct PolyLess {
+        bool operator()(const Poly& a, const Poly& b) const { return detail::sym::cmp_poly(a, b) < 0; }
+    };
+    // univariate_bound's answers, each a period's evaluations: a model asks the same questions
+    // again and again (each block of a Swin, each layer); forgotten when a range narrows
+    mutable std::map<Poly, ValueRange, PolyLess> univariate_cache_;
 };
 
 }  // namespace yobx

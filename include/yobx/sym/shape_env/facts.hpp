@@ -23,6 +23,7 @@ auto ShapeEnv::narrow(const std::string& name, ValueRange r) -> void {
         throw runtime_error("check failed: the range of " + name + " becomes empty (" + i.range.to_string() + " narrowed to " +
                             r.to_string() + (k > 1 ? " with multiples of " + std::to_string(k) : std::string()) + ")");
     i.range = n;
+    univariate_cache_.clear();
 }
 
 /// The symbol of this env if p is `coef*symbol + constant`, with coef.
