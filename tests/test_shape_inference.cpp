@@ -343,6 +343,14 @@ TEST_CASE("ShapeInference errors on shape inputs name the op and the tensor") {
           "Reshape: shape must be a 1-D tensor, got SymTensor(int64, [], values=[6])");
     CHECK(error_of<value_error>([&] { si.reshape(x, SymTensor({n}, DType::int64)); }) ==
           "Reshape: shape must have a constant length (it decides the output's rank), got SymTensor(int64, [n])");
+    // a length beyond any rank: refused before anything is allocated for it
+    CHECK(error_of<value_error>([&] { si.expand(x, SymTensor({3000000000000}, DType::int64)); }) ==
+          "Expand: shape has 3000000000000 entries, more than the dims of a tensor yobx handles (1024)");
+    CHECK(error_of<value_error>([&] { si.reshape(x, SymTensor({1025}, DType::int64)); }) ==
+          "Reshape: shape has 1025 entries, more than the dims of a tensor yobx handles (1024)");
+    CHECK(error_of<value_error>([&] { si.slice(x, SymTensor({2000}, DType::int64), SymTensor({2000}, DType::int64)); }) ==
+          "Slice: starts has 2000 entries, more than the dims of a tensor yobx handles (1024)");
+    CHECK(si.reshape(x, SymTensor({1024}, DType::int64)).rank() == 1024);
     CHECK(error_of<value_error>([&] { si.reshape(x, SymTensor::from_values({4, -1})); }) ==
           "Reshape: cannot reshape [6] (6 elements) into [4, -1]: 6 is not a multiple of 4");
     CHECK(error_of<value_error>([&] { si.gather(SymTensor::from_values({1, 2, 3}), SymTensor::scalar(3)); }) ==
