@@ -712,6 +712,36 @@ TEST_CASE("a window partition after a pad to a multiple of 7 keeps every dim") {
     CHECK(values_of(batch[0]) == "[batch]");
 }
 
+TEST_CASE("a shifted window's mask: the slices of the padded size have the sizes the convolution's fact gives") {
+    // swin's attention mask: zeros [ph, pw] sliced at (0, -7), (-7, -3), (-3, None) on each
+    // axis; ph is at least 7 since the patch embedding is not empty (height >= 4)
+    ShapeEnv env;
+    const SymInt hgt = env.create_symbol("height", std::nullopt, ValueRange::at_least(1));
+    TensorInfo image = TensorInfo::of(elem::float32, {1, 3, hgt, hgt});
+    const TensorInfo weight = TensorInfo::of(elem::float32, {96, 3, 4, 4});
+    run(env, "Conv", 17, {&image, &weight}, {{"strides", ints({4, 4})}});
+    const SymInt h = floordiv(hgt, 4);
+    const SymInt padded = env.simplify(h + mod(6 * h, 7));
+    const TensorInfo mask = TensorInfo::of(elem::float32, {padded, padded});
+    const auto slice = [&](std::int64_t start, std::int64_t end) {
+        const TensorInfo starts = ints_tensor({start}), ends = ints_tensor({end}), axes = ints_tensor({0});
+        return shape_of(run(env, "Slice", 17, {&mask, &starts, &ends, &axes})[0]);
+    };
+    const std::string p = padded.to_string();
+    CHECK(p == "height//4 + Mod(6*(height//4), 7)");
+    CHECK(slice(0, -7) == "[" + p + " - 7, " + p + "]");
+    CHECK(slice(-7, -3) == "[4, " + p + "]");
+    CHECK(slice(-3, std::numeric_limits<std::int64_t>::max()) == "[3, " + p + "]");
+    // without the fact (no convolution before), the sizes stay exact for any padded size
+    ShapeEnv bare;
+    const SymInt g = bare.create_symbol("height", std::nullopt, ValueRange::at_least(1));
+    const SymInt q = bare.simplify(floordiv(g, 4) + mod(6 * floordiv(g, 4), 7));
+    const TensorInfo any = TensorInfo::of(elem::float32, {q, q});
+    const TensorInfo starts = ints_tensor({-7}), ends = ints_tensor({-3}), axes = ints_tensor({0});
+    const std::string r = q.to_string();
+    CHECK(shape_of(run(bare, "Slice", 17, {&any, &starts, &ends, &axes})[0]) == "[Max(-4, Max(3, " + r + ") - Max(7, " + r + ")) + 4, " + r + "]");
+}
+
 TEST_CASE("a Reshape entry that may be 0 is still the dim when the input's dim is its multiple") {
     ShapeEnv env;
     const SymInt s = env.create_symbol("s", std::nullopt, ValueRange::size());
