@@ -69,7 +69,7 @@ def typed_of(model):
 
 def measure(name, tool, workdir):
     path, calls = check_models.export(name, workdir)
-    yobx = check_models.run_yobx(tool, path, workdir, name)
+    yobx = check_models.run_yobx(tool, path, workdir, name, memory=False)
     model = onnx.load(path)
     start = time.perf_counter()
     onnx_model = onnx.shape_inference.infer_shapes(model, strict_mode=True, data_prop=True)
@@ -143,7 +143,7 @@ def main():
             return min(times)
         t_onnx = best(lambda: onnx.shape_inference.infer_shapes(model, strict_mode=True, data_prop=True))
         t_ort = best(lambda: SymbolicShapeInference.infer_shapes(onnx.load(path), auto_merge=True))
-        t_yobx = min(check_models.run_yobx(tool, path, workdir, name)[2] for _ in range(3))
+        t_yobx = min(check_models.run_yobx(tool, path, workdir, name, memory=False)[2] for _ in range(3))
         print(f"{layers:>3} layers, {len(model.graph.node):>5} nodes: yobx (whole process) {t_yobx * 1e3:8.1f} ms, "
               f"onnx {t_onnx * 1e3:8.1f} ms, ort {t_ort * 1e3:8.1f} ms; yobx/onnx {t_yobx / t_onnx:.2f}, ort/yobx {t_ort / t_yobx:.1f}")
 

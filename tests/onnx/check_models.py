@@ -578,12 +578,13 @@ def check_memory(name, m, memory, runs):
     return problems
 
 
-def run_yobx(tool, path, workdir, name):
-    """yobx-onnx-shapes on the model, timed as a whole process: (shaped model, report, seconds) or None."""
+def run_yobx(tool, path, workdir, name, memory=True):
+    """yobx-onnx-shapes on the model, timed as a whole process: (shaped model, report, seconds) or None;
+    with the memory report (--memory) unless memory is False (the benchmark times the inference alone)."""
     shaped = os.path.join(workdir, name + ".shaped.onnx")
     report_path = os.path.join(workdir, name + ".report.json")
     start = time.perf_counter()
-    out = subprocess.run([tool, path, shaped, "--report", report_path, "--memory"], capture_output=True, text=True)
+    out = subprocess.run([tool, path, shaped, "--report", report_path] + (["--memory"] if memory else []), capture_output=True, text=True)
     elapsed = time.perf_counter() - start
     if out.returncode != 0:
         print(f"{name}: yobx-onnx-shapes failed: {out.stderr.strip()}")
