@@ -290,6 +290,12 @@ def build(name):
             def forward(self, x):
                 return self.m(x)[0]
         return Out(model).eval(), ["x"], {"x": {0: "x_dim_0", 1: "x_dim_1"}}, [(torch.randn(b, s, 4),) for b, s in [(2, 5), (1, 9), (4, 3)]]
+    if name == "small_swin":  # torchvision's Swin at a small size: windows of 4, shifted by 2, dynamic height and width
+        from torchvision.models.swin_transformer import SwinTransformer
+        torch.manual_seed(0)
+        model = SwinTransformer(patch_size=[4, 4], embed_dim=32, depths=[2, 2], num_heads=[2, 4], window_size=[4, 4], num_classes=10)
+        return model.eval(), ["x"], {"x": {0: "batch", 2: "height", 3: "width"}}, \
+            [(torch.randn(b, 3, h, w),) for b, h, w in [(1, 64, 64), (2, 96, 80), (1, 40, 56)]]
     if name == "audio":
         return Audio().eval(), ["wave"], {"wave": {0: "wave_dim_0", 2: "wave_dim_2"}}, [(torch.randn(b, 1, n),) for b, n in [(2, 400), (1, 517), (3, 263)]]
     if name in ("fasterrcnn", "ssdlite", "retinanet"):  # torchvision's defaults: ssdlite and retinanet keep 300 boxes at most
@@ -648,7 +654,7 @@ def main():
         del args[i:i + 2]
     tool, workdir = args[0], args[1]
     names = args[2:] or ["resnet18", "mobilenet_v3_small", "squeezenet1_0", "lraspp", "encoder", "tiny_llm", "lstm", "audio",
-                             "scripted_control", "interpolate", "fasterrcnn", "ssdlite", "swin_t", "hf_bert", "tiny_llm+fused", "encoder+fused", "hf_bert+fused", "hf_bert+mha",
+                             "scripted_control", "interpolate", "fasterrcnn", "ssdlite", "swin_t", "small_swin", "hf_bert", "tiny_llm+fused", "encoder+fused", "hf_bert+fused", "hf_bert+mha",
                              "hf_bert_tanh+fused",
                              "tiny_llm+qdynamic", "resnet18+qdq",
                              "tiny_llm+q4", "rms_blocks+t5"]
