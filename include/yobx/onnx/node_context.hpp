@@ -277,9 +277,8 @@ public:
     const std::vector<std::optional<TensorInfo>>& outputs() const noexcept { return outputs_; }
     std::vector<std::optional<TensorInfo>>& outputs() noexcept { return outputs_; }
 
-    /// The largest rank yobx gives an output (a Reshape to a target of length 2^62 would
-    /// otherwise allocate a dimension for each).
-    static constexpr std::int64_t max_rank = 1024;
+    /// The largest rank yobx gives an output (SymTensor's).
+    static constexpr std::int64_t max_rank = SymTensor::max_rank;
     /// The rank `n` of an output, checked against max_rank.
     std::int64_t output_rank(std::int64_t n) const {
         if (n < 0 || n > max_rank) fail("an output of rank " + std::to_string(n) + " (yobx handles ranks up to " + std::to_string(max_rank) + ")");

@@ -69,9 +69,6 @@ std::vector<std::int64_t> slice_indices(std::int64_t n, std::int64_t start, std:
 /// Methods that may ask the ShapeEnv a question take a source_location, reported with it.
 class ShapeInference {
 public:
-    /// The longest shape or indices input taken (the ONNX walker's NodeContext::max_rank).
-    static constexpr std::int64_t max_rank = 1024;
-
     explicit ShapeInference(ShapeEnv& env, BroadcastPolicy policy = BroadcastPolicy::strict) noexcept
         : env_(&env), policy_(policy) {}
 
@@ -301,7 +298,7 @@ private:
             throw type_error(std::string(op) + ": " + std::string(what) + " must be an integer tensor, got " + t.to_string());
     }
 
-    /// The length of a 1-D integer input that holds a shape or indices: at most max_rank,
+    /// The length of a 1-D integer input that holds a shape or indices: at most SymTensor::max_rank,
     /// as it decides the output's rank or indexes its dims (a length of 3e12 was an
     /// allocation of that many dims, found by fuzz_shape_graph).
     template <class = void>
@@ -313,9 +310,9 @@ private:
         if (!n)
             throw value_error(std::string(op) + ": " + std::string(what) +
                               " must have a constant length (it decides the output's rank), got " + t.to_string());
-        if (*n > max_rank)
+        if (*n > SymTensor::max_rank)
             throw value_error(std::string(op) + ": " + std::string(what) + " has " + std::to_string(*n) +
-                              " entries, more than the dims of a tensor yobx handles (" + std::to_string(max_rank) + ")");
+                              " entries, more than the dims of a tensor yobx handles (" + std::to_string(SymTensor::max_rank) + ")");
         return *n;
     }
 

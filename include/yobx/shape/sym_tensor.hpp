@@ -30,6 +30,10 @@ public:
     /// The longest shape tensor whose values the operators compute: a longer result
     /// (an Expand of one value to a length taken from the data) drops its values.
     static constexpr std::int64_t max_values = 4096;
+    /// The largest rank yobx gives a tensor: an operator whose output rank comes from the data
+    /// (a Reshape or Expand to a target of length 2^62) refuses more, rather than allocate a
+    /// dimension for each (ShapeInference's shape inputs, the ONNX walker's output ranks).
+    static constexpr std::int64_t max_rank = 1024;
 
     /// A float32 scalar.
     SymTensor() = default;
