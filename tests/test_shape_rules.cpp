@@ -285,6 +285,19 @@ TEST_CASE("reshape copies 0, infers -1 and keeps symbolic dimensions") {
     CHECK(str(shape::reshape(d.env, {2 * d.a, d.b}, {d.a, 2, d.b})) == "[a, 2, b]");
 }
 
+TEST_CASE("reshape proves the element counts on the dims left once those on both sides cancel") {
+    // x//4 - x//8 and (x + 4)//8 are equal, which the ShapeEnv proves of their difference (one
+    // symbol), not of b times it: the counts compared whole recorded the check
+    // Eq(b*(x//4), b*(x//8) + b*((x + 4)//8))
+    ShapeEnv env;
+    const SymInt b = env.create_symbol("b", 2, ValueRange::at_least(1)), x = env.create_symbol("x", 20, ValueRange::at_least(4));
+    CHECK(str(shape::reshape(env, {b, floordiv(x, 4) - floordiv(x, 8), 3}, {b, 3, floordiv(x + 4, 8)})) == "[b, 3, (x + 4)//8]");
+    CHECK(env.runtime_asserts().empty());
+    // what is left differing, the whole counts decide: a count that differs is refused with them
+    CHECK(error_of<value_error>([&] { shape::reshape(env, {b, 3}, {b, 2}); }) ==
+          "Reshape: cannot reshape [b, 3] (3*b elements) into [b, 2] (2*b elements)");
+}
+
 TEST_CASE("reshape with allowzero keeps 0 as a size") {
     Dims d;
     CHECK(str(shape::reshape(d.env, {0, d.a}, {d.a, 0}, true)) == "[a, 0]");
