@@ -57,7 +57,7 @@ struct MaxOf {
         std::vector<std::string> out;
         for (const auto& a : args)
             for (auto& n : a.free_symbols()) out.push_back(std::move(n));
-        std::sort(out.begin(), out.end(), [](const std::string& x, const std::string& y) { return yobx::detail::sym::cmp_name(x, y) < 0; });
+        std::sort(out.begin(), out.end(), yobx::detail::sym::NameLess{});
         out.erase(std::unique(out.begin(), out.end()), out.end());
         return out;
     }
@@ -166,8 +166,7 @@ inline MaxOf peak_of(const std::vector<SymInt>& sums, std::vector<std::size_t>* 
     const auto below_at_samples = [&](std::size_t a, std::size_t b) {
         for (std::size_t k = 0; k < samples.size(); ++k)
             if (at[a][k] && at[b][k] && *at[a][k] > *at[b][k]) return false;
-        return std::includes(symbols[b].begin(), symbols[b].end(), symbols[a].begin(), symbols[a].end(),
-                             [](const std::string& x, const std::string& y) { return yobx::detail::sym::cmp_name(x, y) < 0; });
+        return std::includes(symbols[b].begin(), symbols[b].end(), symbols[a].begin(), symbols[a].end(), yobx::detail::sym::NameLess{});
     };
     const auto proven = [&](std::size_t a, std::size_t b) {
         if (sums[a].identical(sums[b])) return true;

@@ -503,8 +503,7 @@ bool zero_forces_zero(ShapeEnv& env, const SymInt& t, const SymInt& d) {
     // Swin-T, the batch against the batch times the windows' count, expressions of 2,000
     // characters: 30% of the instructions.
     const auto t_symbols = t.free_symbols(), d_symbols = env.simplify(d).free_symbols();
-    if (!std::includes(t_symbols.begin(), t_symbols.end(), d_symbols.begin(), d_symbols.end(),
-                       [](const std::string& a, const std::string& b) { return yobx::detail::sym::cmp_name(a, b) < 0; }))
+    if (!std::includes(t_symbols.begin(), t_symbols.end(), d_symbols.begin(), d_symbols.end(), yobx::detail::sym::NameLess{}))
         return false;
     const SymInt q = env.simplify(floordiv(t, d));
     return env.simplify(q * d - t).maybe_constant() == 0 && env.statically_known_true(q != 0);

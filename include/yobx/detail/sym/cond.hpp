@@ -214,7 +214,7 @@ std::vector<std::string> symbol_names(const Node& n) {
     std::vector<std::string> names;
     auto f = [&](const Atom& a) { names.push_back(a.name); };
     for_each_symbol(n, f);
-    std::sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) { return cmp_name(a, b) < 0; });
+    std::sort(names.begin(), names.end(), NameLess{});
     names.erase(std::unique(names.begin(), names.end()), names.end());
     return names;
 }

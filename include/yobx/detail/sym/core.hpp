@@ -232,6 +232,11 @@ int cmp_name(std::string_view a, std::string_view b) {
     return c < 0 ? -1 : (c > 0 ? 1 : 0);
 }
 
+/// cmp_name as a comparator: the order of free_symbols() (std::sort, std::includes).
+struct NameLess {
+    bool operator()(std::string_view a, std::string_view b) const { return cmp_name(a, b) < 0; }
+};
+
 inline int cmp_i64(std::int64_t a, std::int64_t b) { return a < b ? -1 : (a > b ? 1 : 0); }
 
 template <class = void>
