@@ -201,6 +201,18 @@ TEST_CASE("a question on floor divisions and remainders in one symbol is answere
     CHECK(env.simplify(sym_min(SymInt(0), floordiv(h, 1024) - floordiv(h, 2048))).to_string() == "Min(0, h//1024 - h//2048)");
 }
 
+TEST_CASE("a check that fails forgets the answers made under the ranges it undoes") {
+    ShapeEnv env;
+    const SymInt x = env.create_symbol("x", std::nullopt, ValueRange::size());
+    const SymInt z = env.create_symbol("z", std::nullopt, ValueRange::size());
+    const SymInt half = floordiv(x, 4) - floordiv(x, 8);  // 0 for x < 4
+    // x >= 8 narrows x; under it half >= 1 makes the Max 0 and z + 1 <= 0 empties z's range
+    CHECK(error_of<yobx::runtime_error>([&] { env.check(x >= 8 && z + 1 <= sym_max(SymInt(0), 1 - half)); }) ==
+          "check failed: the range of z becomes empty ([0, oo] narrowed to [-oo, -1])");
+    CHECK(env.bound(x) == ValueRange::size());
+    CHECK_FALSE(env.statically_known_true(half >= 1));  // x is 0 to 3 there
+}
+
 TEST_CASE("check with divisibility is kept and used") {
     ShapeEnv env;
     const SymInt s0 = env.create_symbol("s0", 16, ValueRange::at_least(1));

@@ -292,6 +292,7 @@ public:
             symbols_ = std::move(symbols);
             replacements_ = std::move(replacements);
             facts_ = std::move(facts);
+            univariate_cache_.clear();  // answers made under the ranges just undone
             throw;
         }
         runtime_asserts_.push_back(RuntimeAssert{s, std::string(message), where});
