@@ -77,6 +77,21 @@ TEST_CASE("element sizes: 4-bit types packed two a byte, strings without a size"
     CHECK(yobx::onnx::elem_name(40) == "type 40");
 }
 
+TEST_CASE("element types: one table read both ways, ONNX's float and double as aliases") {
+    using yobx::onnx::elem_name;
+    using yobx::onnx::elem_type_of;
+    for (const auto& t : yobx::onnx::elem::types) {
+        CHECK(elem_type_of(t.name) == t.code);
+        CHECK(elem_name(t.code) == t.name);
+    }
+    CHECK(elem_type_of("float") == 1);
+    CHECK(elem_type_of("double") == 11);
+    CHECK(elem_type_of("float4e2m1") == 23);
+    CHECK(elem_type_of("Float32") == yobx::onnx::elem::undefined);
+    CHECK(elem_type_of("") == yobx::onnx::elem::undefined);
+    static_assert(yobx::onnx::elem_bits(yobx::onnx::elem::bfloat16) == 16);
+}
+
 TEST_CASE("liveness: a value consumed twice lives to its last consumer, an output to the end, an unused one its own step") {
     const MemoryReport r = memory_of_text(chain);
     CHECK(r.order == "model");

@@ -16,6 +16,7 @@
 
 #include <yobx/detail/json.hpp>
 #include <yobx/error.hpp>
+#include <yobx/onnx/elem_type.hpp>
 #include <yobx/onnx/memory_peak.hpp>
 #include <yobx/onnx/node_context.hpp>
 #include <yobx/sym.hpp>
@@ -34,30 +35,6 @@
 #include <vector>
 
 namespace yobx::onnx {
-
-/// The bits of one element of an ONNX element type (4 for the packed int4, uint4 and
-/// float4e2m1; 8 for the float8 types), 0 for string (no fixed size) and unknown types.
-constexpr std::int64_t elem_bits(int elem_type) noexcept {
-    switch (elem_type) {
-        case 2: case 3: case 9: case 17: case 18: case 19: case 20: return 8;  // uint8 int8 bool float8*
-        case 4: case 5: case 10: case 16: return 16;                            // uint16 int16 float16 bfloat16
-        case 1: case 6: case 12: return 32;                                     // float32 int32 uint32
-        case 7: case 11: case 13: case 14: return 64;                           // int64 double uint64 complex64
-        case 15: return 128;                                                    // complex128
-        case 21: case 22: case 23: return 4;                                    // uint4 int4 float4e2m1
-        default: return 0;
-    }
-}
-
-/// The name of an ONNX element type as numpy and torch spell it (`float32`, `int4`), or `type N`.
-inline std::string elem_name(int elem_type) {
-    static constexpr std::string_view names[] = {"undefined", "float32",   "uint8",    "int8",          "uint16",       "int16",
-                                                 "int32",     "int64",     "string",   "bool",          "float16",      "float64",
-                                                 "uint32",    "uint64",    "complex64", "complex128",   "bfloat16",     "float8e4m3fn",
-                                                 "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz", "uint4", "int4", "float4e2m1"};
-    if (elem_type >= 0 && elem_type < static_cast<int>(std::size(names))) return std::string(names[elem_type]);
-    return "type " + std::to_string(elem_type);
-}
 
 /// The bytes of `elements` elements of a type, packed as ONNX packs them (two 4-bit
 /// elements a byte, the last byte padded); nullopt for string and unknown types.

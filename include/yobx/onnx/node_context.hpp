@@ -8,6 +8,7 @@
 #pragma once
 
 #include <yobx/error.hpp>
+#include <yobx/onnx/elem_type.hpp>
 #include <yobx/shape/rules.hpp>
 #include <yobx/shape/sym_tensor.hpp>
 #include <yobx/sym.hpp>
@@ -24,19 +25,6 @@
 #include <vector>
 
 namespace yobx::onnx {
-
-/// ONNX's TensorProto::DataType numbers, the ones the rules name.
-namespace elem {
-inline constexpr int undefined = 0, float32 = 1, uint8 = 2, int8 = 3, uint16 = 4, int16 = 5, int32 = 6, int64 = 7,
-                     string = 8, bool_ = 9, float16 = 10, float64 = 11, uint32 = 12, uint64 = 13, bfloat16 = 16;
-/// The types whose values data propagation follows (bool as 0 and 1: Where(Equal(shape, -1), ...)).
-constexpr bool holds_shape_values(int t) noexcept { return t == int64 || t == int32 || t == bool_; }
-/// The float types whose integer values data propagation follows: a size cast to float on its
-/// way back to an integer (`int(h * 0.5)`), exact up to 2^24 (float32) and 2^53 (float64).
-constexpr bool holds_integer_floats(int t) noexcept { return t == float32 || t == float64; }
-/// The types a TensorInfo's `values` are kept for.
-constexpr bool carries_values(int t) noexcept { return holds_shape_values(t) || holds_integer_floats(t); }
-}  // namespace elem
 
 /// The float values a Mul or Div by a constant left between integers: element i is
 /// `values[i] * factors[i]` (`/` with `divide`) as the tensor's float type computes it, which

@@ -10,6 +10,7 @@
 
 #include <yobx/detail/json.hpp>
 #include <yobx/error.hpp>
+#include <yobx/onnx/elem_type.hpp>
 #include <yobx/onnx/memory.hpp>
 #include <yobx/onnx/node_context.hpp>
 
@@ -22,18 +23,6 @@
 #include <vector>
 
 namespace yobx::onnx {
-
-/// The ONNX element type of a dtype name (float32, int64, bool...), or undefined.
-inline int elem_type_of(std::string_view name) {
-    static const std::pair<std::string_view, int> names[] = {
-        {"float32", elem::float32}, {"float", elem::float32},   {"uint8", elem::uint8},     {"int8", elem::int8},
-        {"uint16", elem::uint16},   {"int16", elem::int16},     {"int32", elem::int32},     {"int64", elem::int64},
-        {"string", elem::string},   {"bool", elem::bool_},      {"float16", elem::float16}, {"float64", elem::float64},
-        {"double", elem::float64},  {"uint32", elem::uint32},   {"uint64", elem::uint64},   {"bfloat16", elem::bfloat16}};
-    for (const auto& [n, t] : names)
-        if (n == name) return t;
-    return elem::undefined;
-}
 
 /// One profile of a custom operator: the inputs it matches (rank, dtype) and what its outputs are.
 struct OpProfile {
