@@ -9,6 +9,7 @@
 #include <yobx/adapters/onnx/serialized.hpp>
 #include <yobx/detail/utf8.hpp>
 #include <yobx/onnx/memory_plot.hpp>
+#include <yobx/onnx/payload.hpp>
 #include <yobx/sym.hpp>
 
 #include <pybind11/pybind11.h>
@@ -20,6 +21,7 @@
 #include <exception>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -338,6 +340,20 @@ PYBIND11_MODULE(_yobx, m) {
         },
         py::arg("model"), py::arg("at"), py::arg("infer"), py::arg("plot"), py::arg("lo"), py::arg("hi"), py::arg("hints"),
         py::arg("op_profiles"), py::arg("onnx_fallback"), "(model bytes, sizes, ...) -> (memory report JSON, SVG or empty)");
+
+    m.def(
+        "payload_unread",
+        [](int elem_type, const std::vector<std::int64_t>& dims) {
+            // the count as ModelFile's pass takes it: a negative dim or an overflow is the model's
+            // error, which C++ reports on the tensor given whole
+            std::int64_t count = 1;
+            for (const std::int64_t d : dims) {
+                if (d < 0 || (d > 0 && count > std::numeric_limits<std::int64_t>::max() / d)) return false;
+                count *= d;
+            }
+            return yobx::onnx::payload_unread(elem_type, dims.size(), count);
+        },
+        py::arg("elem_type"), py::arg("dims"), "whether no inference reads the payload of a tensor of this type and dims (yobx/onnx/payload.hpp)");
 
     m.def("operator_table", &yobx::onnx::operator_table, "the operators yobx's rules cover, as docs/onnx.md lists them");
 

@@ -87,6 +87,20 @@ std::string file_bytes(const fs::path& p) {
 
 }  // namespace
 
+TEST_CASE("payload_unread: a weight's payload is read by no inference, a shape input's by ONNX's whatever its length") {
+    using yobx::onnx::payload_unread;
+    namespace elem = yobx::onnx::elem;
+    CHECK(payload_unread(elem::float32, 2, 4));                            // rank 2: read by no rule
+    CHECK(payload_unread(elem::int64, 2, 4));
+    CHECK(payload_unread(elem::float32, 1, yobx::SymTensor::max_values + 1));
+    CHECK_FALSE(payload_unread(elem::float32, 1, yobx::SymTensor::max_values));  // yobx reads its values
+    CHECK_FALSE(payload_unread(elem::int64, 1, 1 << 20));                 // ONNX's inference may read it
+    CHECK_FALSE(payload_unread(elem::int32, 0, 1));
+    CHECK(payload_unread(elem::float16, 1, yobx::SymTensor::max_values + 1));
+    CHECK(yobx::onnx::values_read(1, yobx::SymTensor::max_values));
+    CHECK_FALSE(yobx::onnx::values_read(2, 1));
+}
+
 TEST_CASE("ModelFile leaves the payloads of large initializers in the file, and only them") {
     const ::onnx::ModelProto whole = weighted_model();
     ModelFile file = ModelFile::from_bytes(whole.SerializeAsString());

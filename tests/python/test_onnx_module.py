@@ -265,6 +265,11 @@ class SameAsTheCommand(unittest.TestCase):
         finally:
             yobx.onnx._LIGHT_FROM = saved
         self.assertEqual(model.SerializeToString(), before)
+        # the rule is C++'s (yobx/onnx/payload.hpp), given by the module
+        unread = yobx._yobx.payload_unread
+        self.assertEqual([unread(TensorProto.FLOAT, [256, 256]), unread(TensorProto.FLOAT, [20000]), unread(TensorProto.INT64, [20000]),
+                          unread(TensorProto.FLOAT, [4096]), unread(TensorProto.FLOAT, [-1, 4]), unread(TensorProto.FLOAT, [1 << 40, 1 << 40])],
+                         [True, True, False, False, False, False])
 
     def test_a_model_crosses_whole_when_serializing_it_costs_less_than_copying_it_by_field(self):
         # below 1 MB, or less than 8 KiB a node or initializer, the model is serialized whole; from

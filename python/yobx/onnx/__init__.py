@@ -65,8 +65,6 @@ def _profiles(op_profiles):
 _PAYLOADS = {"float_data", "int32_data", "string_data", "int64_data", "raw_data", "double_data", "uint64_data"}
 _TENSOR_FIELDS = [(f.name, f.label == f.LABEL_REPEATED, f.message_type is not None)
                   for f in onnx.TensorProto.DESCRIPTOR.fields if f.name not in _PAYLOADS]
-_INTEGERS = (onnx.TensorProto.INT32, onnx.TensorProto.INT64)
-_MAX_VALUES = 4096  # SymTensor::max_values: past it, a 1-D tensor's values are not read
 # The payloads left out of what crosses into C++ and back: 64 KiB or more each. Python copies
 # each one back into the result by hand, a few microseconds a tensor: a smaller payload costs
 # less to serialize and parse with the rest (a 96-layer decoder has 579 weights of 4 KiB).
@@ -99,13 +97,12 @@ def _light(model, size=None):
     """The model's bytes, and the positions of the initializers whose payloads they leave out.
 
     A large model is copied field by field without the payloads of its large initializers
-    (what ModelFile leaves in a file: rank 2 or more, or a long non-integer 1-D tensor, here of
-    64 KiB or more), which are neither serialized nor copied; a small one is serialized whole."""
+    (what ModelFile leaves in a file, C++'s payload_unread, here of 64 KiB or more), which are neither serialized nor copied; a small one is serialized whole."""
     if _whole(model, model.ByteSize() if size is None else size):
         return model.SerializeToString(), []
     graph = model.graph
     left = [i for i, t in enumerate(graph.initializer)
-            if t.ByteSize() >= _LEFT_FROM and (len(t.dims) >= 2 or (t.data_type not in _INTEGERS and sum(t.dims) > _MAX_VALUES))]
+            if t.ByteSize() >= _LEFT_FROM and _yobx.payload_unread(t.data_type, list(t.dims))]
     light = onnx.ModelProto()
     _copy_all_but_initializers(model, light)
     target = light.graph

@@ -18,6 +18,7 @@
 #include <yobx/adapters/onnx/protobuf.hpp>
 
 #include <yobx/adapters/onnx/tensors.hpp>
+#include <yobx/onnx/payload.hpp>
 #include <yobx/adapters/onnx/wire.hpp>
 
 #include <google/protobuf/arena.h>
@@ -231,7 +232,7 @@ private:
     }
 
     /// The initializer parsed into the reused tensor_ without the payload of a large one (which
-    /// tensor_info does not read: rank 2 or more, or more than SymTensor::max_values elements),
+    /// no inference reads: payload_unread),
     /// the payloads checked as protobuf checks them (ModelFile's pass), and tensor_info taken.
     bool read_initializer(const char* p, const char* end) {
         using namespace wire;
@@ -253,7 +254,7 @@ private:
         };
         if (!scan_tensor(p, end, t, each, &dims_)) return false;
         init.name_ = t.name;
-        const bool unread = t.valid_dims && (t.rank >= 2 || t.count > SymTensor::max_values);
+        const bool unread = t.valid_dims && payload_unread(static_cast<int>(t.data_type), t.rank, t.count);
         if (unread && plain) {  // what tensor_info gives: the type (an int32 field) and the dims
             init.info.elem_type = static_cast<std::int32_t>(t.data_type);
             Shape shape;

@@ -18,7 +18,7 @@
 #include <yobx/adapters/onnx/wire.hpp>
 
 #include <yobx/error.hpp>
-#include <yobx/shape/sym_tensor.hpp>
+#include <yobx/onnx/payload.hpp>
 
 #include <google/protobuf/arena.h>
 
@@ -50,8 +50,7 @@
 namespace yobx::onnx {
 
 /// A model file read for shape inference: `model()` is the ModelProto with the payloads
-/// of its large initializers (rank >= 2, or more than SymTensor::max_values elements
-/// of a non-integer type) left in the file; `save(path)` writes the model with them
+/// of its large initializers (those no inference reads: payload_unread) left in the file; `save(path)` writes the model with them
 /// put back, byte for byte. Errors are load_model's and save_model's.
 class ModelFile {
 public:
@@ -316,8 +315,7 @@ private:
         fields.clear();
         TensorFields t;
         if (!scan_tensor(p, end, t, [&](const Field& f) { fields.push_back(f); })) return std::nullopt;
-        const bool integer = t.data_type == ::onnx::TensorProto::INT32 || t.data_type == ::onnx::TensorProto::INT64;
-        const bool unread = t.rank >= 2 || (t.count > SymTensor::max_values && !integer);
+        const bool unread = payload_unread(static_cast<int>(t.data_type), t.rank, t.count);
         if (!t.valid_dims || !unread || t.payload < left_from_) return false;
         s.name.assign(t.name);
         tensor_.clear();

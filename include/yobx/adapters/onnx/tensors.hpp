@@ -9,6 +9,7 @@
 #include <yobx/adapters/onnx/protobuf.hpp>
 
 #include <yobx/onnx/node_context.hpp>
+#include <yobx/onnx/payload.hpp>
 #include <yobx/shape/sym_tensor.hpp>
 
 
@@ -132,7 +133,7 @@ inline TensorInfo tensor_info(const ::onnx::TensorProto& t, const TensorName& wh
     info.shape = std::move(shape);
     const auto n = element_count(t.dims());
     if (!n) throw value_error(what.str() + ": the element count of its dims overflows");
-    if (*n > SymTensor::max_values || t.dims_size() > 1) return info;
+    if (!values_read(static_cast<std::size_t>(t.dims_size()), *n)) return info;
     const bool external = t.data_location() == ::onnx::TensorProto::EXTERNAL;
     if (external) {
         const std::size_t width = t.data_type() == elem::int64 ? 8 : t.data_type() == elem::int32 ? 4 : 0;
