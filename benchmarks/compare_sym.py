@@ -6,7 +6,7 @@ transformer shape expressions (sym_corpus.txt) and expression pairs
 (sym_pairs.txt), prints the ratios, and checks both verdicts on every pair
 against the numeric truth (random integer assignments).
 
-    python3 benchmarks/compare_sym.py build/ci/benchmarks/bench_sym [--baseline build/ci/benchmarks/bench_sym_223b14b]
+    python3 benchmarks/compare_sym.py build/ci/benchmarks/bench_sym [--baseline build/ci/benchmarks/bench_sym_baseline]
 
 Random corpus (sym_random.py): N pairs of the four classes of issue 24,
 perturbations and unrelated pairs over sizes s0..s3 >= 2 and u0 >= 0. yobx
@@ -16,11 +16,12 @@ both against the numeric truth. Prints per kind how many equalities each
 proves, the unsound decisions (none allowed), and the time per pair.
 
     python3 benchmarks/compare_sym.py --random 2000 --seed 1 build/ci/tests/sym_decider [--check] \
-        [--baseline build/ci/benchmarks/sym_decider_223b14b]
+        [--baseline build/ci/benchmarks/sym_decider_baseline]
 
 --baseline runs the same driver built against the headers of commit 223b14b
-(benchmarks/baseline_223b14b/, the reference of issue 40's speed target: twice
-as fast per pair) in the same invocation and prints today's speed-up over it
+(the reference of issue 40's speed target: twice as fast per pair; taken from
+git history at configure time by benchmarks/baseline.cmake, another commit with
+-DYOBX_BENCH_BASELINE=SHA) in the same invocation and prints today's speed-up over it
 beside the SymPy ratio; on the random corpus it also counts the pairs whose
 verdict changed.
 

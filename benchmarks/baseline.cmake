@@ -1,0 +1,42 @@
+# yobx_headers_of(COMMIT DIR RESULT): the include/ folder of COMMIT, taken from this clone's git
+# history with `git archive` into DIR (once: a rerun of the configure reuses it); RESULT is the
+# folder to put before the include path, or empty (with a message) when the history is not there.
+# A shallow clone without the commit fetches it from its origin first.
+function(yobx_headers_of commit dir result)
+    set(${result} "" PARENT_SCOPE)
+    set(include ${dir}/${commit}/include)
+    if(EXISTS ${include}/yobx/sym.hpp)
+        set(${result} ${include} PARENT_SCOPE)
+        return()
+    endif()
+    find_package(Git QUIET)
+    set(why "")
+    if(NOT GIT_FOUND)
+        set(why "git is not installed")
+    elseif(NOT EXISTS ${PROJECT_SOURCE_DIR}/.git)
+        set(why "the sources are not a git clone")
+    else()
+        execute_process(COMMAND ${GIT_EXECUTABLE} -C ${PROJECT_SOURCE_DIR} cat-file -e ${commit}^{commit}
+                        RESULT_VARIABLE missing OUTPUT_QUIET ERROR_QUIET)
+        if(missing)
+            execute_process(COMMAND ${GIT_EXECUTABLE} -C ${PROJECT_SOURCE_DIR} fetch --quiet --depth=1 origin ${commit}
+                            RESULT_VARIABLE missing OUTPUT_QUIET ERROR_QUIET TIMEOUT 120)
+        endif()
+        if(missing)
+            set(why "commit ${commit} is not in this clone's history, and fetching it from origin failed")
+        else()
+            file(MAKE_DIRECTORY ${dir})
+            execute_process(COMMAND ${GIT_EXECUTABLE} -C ${PROJECT_SOURCE_DIR} archive --format=tar -o ${dir}/${commit}.tar ${commit} include
+                            RESULT_VARIABLE failed ERROR_VARIABLE error)
+            if(failed)
+                set(why "git archive failed: ${error}")
+            else()
+                file(ARCHIVE_EXTRACT INPUT ${dir}/${commit}.tar DESTINATION ${dir}/${commit})
+                file(REMOVE ${dir}/${commit}.tar)
+                set(${result} ${include} PARENT_SCOPE)
+                return()
+            endif()
+        endif()
+    endif()
+    message(STATUS "yobx: benchmarks: the baseline's headers (commit ${commit}) not built against: ${why}")
+endfunction()
