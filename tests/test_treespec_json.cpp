@@ -8,6 +8,11 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 using yobx::TreeSpec;
 
@@ -168,4 +173,36 @@ TEST_CASE("from_json rejects well-formed JSON that is not a TreeSpec, naming the
                          "TreeSpec.from_json: at $: missing field 'yobx_treespec'", yobx::value_error);
     CHECK_THROWS_WITH_AS(TreeSpec::from_json("[1]"), "TreeSpec.from_json: at $: expected an object, got an array",
                          yobx::value_error);
+}
+
+TEST_CASE("json::Writer: one-line and line-a-member containers, its separators and escapes, read back by the parser") {
+    using yobx::detail::json::Writer;
+    std::string s;
+    Writer w(s, "  ");
+    w.begin_object(Writer::lines).member("n", 3).member("name", "a\"b\n").key("empty").begin_array(Writer::lines).end();
+    w.key("items").begin_array(Writer::lines);
+    w.begin_object().member("x", std::optional<std::int64_t>()).member("ok", true).key("ids").array(std::vector<std::size_t>{1, 2}).end();
+    w.end().key("t").raw("0.500000").end();
+    CHECK(s == "{\n    \"n\": 3,\n    \"name\": \"a\\\"b\\n\",\n    \"empty\": [],\n    \"items\": [\n      {\"x\": null, \"ok\": true, \"ids\": [1, 2]}\n"
+               "    ],\n    \"t\": 0.500000\n  }");
+    CHECK(w.depth() == 0);
+    const auto doc = yobx::detail::json::Parser(s, "test").parse();
+    CHECK(doc.find("name")->string == "a\"b\n");
+    CHECK(doc.find("items")->array[0].find("ids")->array[1].integer == 2);
+    CHECK_THROWS_WITH_AS(w.end(), "json::Writer::end: no container is open", std::logic_error);
+}
+
+TEST_CASE("json::Reader names who reads, the path and what was expected") {
+    using yobx::detail::json::Node;
+    const yobx::detail::json::Reader rd("test.from_json");
+    const Node doc = yobx::detail::json::Parser(R"({"a": "x", "b": [1, -2], "c": [{"d": 1}, 3]})", "test").parse();
+    CHECK_THROWS_WITH_AS(rd.need(doc, "$", "a", Node::Kind::integer), "test.from_json: $.a: expected an integer, got a string", yobx::value_error);
+    CHECK_THROWS_WITH_AS(rd.need(doc, "$", "z", Node::Kind::integer), "test.from_json: $: missing member \"z\"", yobx::value_error);
+    CHECK(rd.ints(*doc.find("b"), "$.b") == std::vector<std::int64_t>{1, -2});
+    CHECK_THROWS_WITH_AS(rd.indices(*doc.find("b"), "$.b"), "test.from_json: $.b: expected a non-negative integer, got -2", yobx::value_error);
+    CHECK_THROWS_WITH_AS(rd.strings(*doc.find("b"), "$.b"), "test.from_json: $.b[0]: expected a string, got an integer", yobx::value_error);
+    std::vector<std::string> seen;
+    CHECK_THROWS_WITH_AS(rd.each_object(*doc.find("c"), "$.c", [&](const Node&, const std::string& at) { seen.push_back(at); }),
+                         "test.from_json: $.c[1]: expected an object, got an integer", yobx::value_error);
+    CHECK(seen == std::vector<std::string>{"$.c[0]"});
 }

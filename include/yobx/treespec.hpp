@@ -396,9 +396,11 @@ public:
     /// A JSON document that from_json() reads back into an equal spec.
     template <class = void>
     std::string to_json() const {
-        std::string s = "{\"yobx_treespec\": 1, \"root\": ";
-        write_json(s, root_);
-        s += "}";
+        std::string s;
+        detail::json::Writer w(s);
+        w.begin_object().member("yobx_treespec", 1).key("root");
+        write_json(w, root_);
+        w.end();
         return s;
     }
 
@@ -575,62 +577,45 @@ private:
     }
 
     template <class = void>
-    void write_json(std::string& s, std::uint32_t at) const {
+    void write_json(detail::json::Writer& w, std::uint32_t at) const {
         const auto& n = data_->nodes[at];
         const TreeSpec self(data_, at);
+        w.begin_object();
         switch (n.kind) {
-            case NodeKind::leaf: s += "{\"kind\": \"leaf\"}"; return;
-            case NodeKind::none: s += "{\"kind\": \"none\"}"; return;
+            case NodeKind::leaf: w.member("kind", "leaf").end(); return;
+            case NodeKind::none: w.member("kind", "none").end(); return;
             case NodeKind::constant: {
                 const Constant& c = data_->constants[n.data];
                 switch (c.index()) {
-                    case 0: s += std::get<bool>(c) ? "{\"kind\": \"bool\", \"value\": true}" : "{\"kind\": \"bool\", \"value\": false}"; return;
-                    case 1: s += "{\"kind\": \"int\", \"value\": " + std::to_string(std::get<std::int64_t>(c)) + "}"; return;
+                    case 0: w.member("kind", "bool").member("value", std::get<bool>(c)); break;
+                    case 1: w.member("kind", "int").member("value", std::get<std::int64_t>(c)); break;
                     case 2: {
                         const double v = std::get<double>(c);
                         const std::string r = detail::repr_double(v);
-                        s += "{\"kind\": \"float\", \"value\": ";
-                        s += std::isfinite(v) ? r : "\"" + r + "\"";  // JSON has no inf/nan literals
-                        s += "}";
-                        return;
+                        w.member("kind", "float").key("value");
+                        if (std::isfinite(v)) w.raw(r);
+                        else w.value(r);  // JSON has no inf/nan literals
+                        break;
                     }
-                    default:
-                        s += "{\"kind\": \"str\", \"value\": ";
-                        detail::json::write_string(s, std::get<std::string>(c));
-                        s += "}";
-                        return;
+                    default: w.member("kind", "str").member("value", std::get<std::string>(c));
                 }
+                w.end();
+                return;
             }
-            case NodeKind::list: s += "{\"kind\": \"list\""; break;
-            case NodeKind::tuple: s += "{\"kind\": \"tuple\""; break;
-            case NodeKind::dict: s += "{\"kind\": \"dict\""; break;
-            case NodeKind::custom:
-                s += "{\"kind\": \"custom\", \"type\": ";
-                detail::json::write_string(s, self.type_name());
-                break;
+            case NodeKind::list: w.member("kind", "list"); break;
+            case NodeKind::tuple: w.member("kind", "tuple"); break;
+            case NodeKind::dict: w.member("kind", "dict"); break;
+            case NodeKind::custom: w.member("kind", "custom").member("type", self.type_name()); break;
         }
         if (n.kind == NodeKind::dict || n.kind == NodeKind::custom) {
-            s += ", \"keys\": ";
-            if (!n.has_keys) {
-                s += "null";
-            } else {
-                s += '[';
-                bool first = true;
-                for (auto k : self.keys()) {
-                    if (!first) s += ", ";
-                    first = false;
-                    detail::json::write_string(s, k);
-                }
-                s += ']';
-            }
+            w.key("keys");
+            if (!n.has_keys) w.null();
+            else w.array(self.keys());
         }
-        s += ", \"children\": [";
+        w.key("children").begin_array();
         std::uint32_t c = at + 1;
-        for (std::uint32_t i = 0; i < n.num_children; ++i, c += data_->nodes[c].size) {
-            if (i) s += ", ";
-            write_json(s, c);
-        }
-        s += "]}";
+        for (std::uint32_t i = 0; i < n.num_children; ++i, c += data_->nodes[c].size) write_json(w, c);
+        w.end().end();
     }
 
     std::shared_ptr<const detail::SpecData> data_;

@@ -50,33 +50,22 @@ inline constexpr std::string_view namedtuple_prefix = "collections.namedtuple:";
     throw value_error("treespec_loads: at " + path + ": " + why);
 }
 
-inline void write(std::string& s, const TreeSpec& spec) {
-    const auto node = [&](std::string_view type, const std::string& context) {
-        s += "{\"type\": ";
-        json::write_string(s, type);
-        s += ", \"context\": ";
-        json::write_string(s, context);
-        s += ", \"children_spec\": [";
-        const auto children = spec.children();
-        for (std::size_t i = 0; i < children.size(); ++i) {
-            if (i) s += ", ";
-            write(s, children[i]);
-        }
-        s += "]}";
+inline void write(json::Writer& w, const TreeSpec& spec) {
+    // context: the JSON text torch keeps as a string (its keys, "null" for none), or JSON's null
+    const auto node = [&](std::optional<std::string_view> type, std::optional<std::string> context) {
+        w.begin_object().member("type", type).member("context", context).key("children_spec").begin_array();
+        for (const TreeSpec& child : spec.children()) write(w, child);
+        w.end().end();
     };
     const auto keys_json = [&] {
-        std::string c = "[";
-        const auto keys = spec.keys();
-        for (std::size_t i = 0; i < keys.size(); ++i) {
-            if (i) c += ", ";
-            json::write_string(c, keys[i]);
-        }
-        return c + "]";
+        std::string c;
+        json::Writer(c).array(spec.keys());
+        return c;
     };
     switch (spec.kind()) {
         case NodeKind::leaf:
         case NodeKind::none:
-        case NodeKind::constant: s += "{\"type\": null, \"context\": null, \"children_spec\": []}"; return;
+        case NodeKind::constant: node(std::nullopt, std::nullopt); return;
         case NodeKind::tuple: node(tuple_type, "null"); return;
         case NodeKind::list: node(list_type, "null"); return;
         case NodeKind::dict: node(dict_type, keys_json()); return;
@@ -764,9 +753,12 @@ private:
 ///   treespec_dumps(TreeSpec::tuple({TreeSpec::leaf()})) ==
 ///   R"([1, {"type": "builtins.tuple", "context": "null", "children_spec": [{"type": null, "context": null, "children_spec": []}]}])"
 inline std::string treespec_dumps(const TreeSpec& spec) {
-    std::string s = "[1, ";
-    detail::torch_spec::write(s, spec);
-    return s + "]";
+    std::string s;
+    detail::json::Writer w(s);
+    w.begin_array().value(1);
+    detail::torch_spec::write(w, spec);
+    w.end();
+    return s;
 }
 
 /// Reads torch's treespec_dumps (protocol 1): an exported program's in_spec or out_spec, an

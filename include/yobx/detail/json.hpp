@@ -1,6 +1,7 @@
-// yobx/detail/json.hpp — a small, strict JSON reader and writer helpers.
+// yobx/detail/json.hpp — yobx's one JSON component: a strict parser, typed access with JSON
+// paths in errors (Reader), and a writer (Writer) that every report and spec writes with.
 //
-// yobx stores TreeSpecs (and later dynamic-shape specs) as JSON. The core
+// yobx stores TreeSpecs, export specs and reports as JSON. The core
 // headers may only depend on the standard library and Boost headers, and
 // Boost.JSON is not header-only without a separately compiled source, so this
 // reader is written here: RFC 8259 grammar, no extensions, a nesting limit, and
@@ -16,9 +17,12 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -281,6 +285,77 @@ private:
     std::size_t i_ = 0;
 };
 
+/// Typed access to a parsed document, each error naming `who`, the JSON path and what was
+/// expected (a reader of a report or spec derives from it, adding its own kinds):
+///   Reader rd("ExportSpec.from_json");
+///   rd.need(doc, "$", "num_calls", Node::Kind::integer);
+///   // value_error "ExportSpec.from_json: $.num_calls: expected an integer, got a string"
+class Reader {
+public:
+    explicit Reader(std::string who) : who_(std::move(who)) {}
+
+    [[noreturn]] void fail(const std::string& at, const std::string& why) const { throw value_error(who_ + ": " + at + ": " + why); }
+    [[noreturn]] void wrong(const std::string& at, std::string_view expected, const Node& got) const {
+        fail(at, "expected " + std::string(expected) + ", got " + std::string(kind_name(got.kind)));
+    }
+    void object(const Node& n, const std::string& at) const {
+        if (n.kind != Node::Kind::object) wrong(at, "an object", n);
+    }
+    /// f(element, its path) for each element of the array n at `at`, each required to be an object.
+    template <class F>
+    void each_object(const Node& n, const std::string& at, F f) const {
+        for (std::size_t i = 0; i < n.array.size(); ++i) {
+            const std::string eat = at + "[" + std::to_string(i) + "]";
+            object(n.array[i], eat);
+            f(n.array[i], eat);
+        }
+    }
+    /// The member `key` of the object n at `at`, of any kind.
+    const Node& need_any(const Node& n, const std::string& at, std::string_view key) const {
+        const Node* m = n.find(key);
+        if (!m) fail(at, "missing member \"" + std::string(key) + "\"");
+        return *m;
+    }
+    /// The member `key` of the object n at `at`, of the kind given.
+    const Node& need(const Node& n, const std::string& at, std::string_view key, Node::Kind kind) const {
+        const Node& m = need_any(n, at, key);
+        if (m.kind != kind) wrong(at + "." + std::string(key), kind_name(kind), m);
+        return m;
+    }
+    std::int64_t non_negative_value(std::int64_t v, const std::string& at) const {
+        if (v < 0) fail(at, "expected a non-negative integer, got " + std::to_string(v));
+        return v;
+    }
+    std::int64_t non_negative(const Node& n, const std::string& at) const { return non_negative_value(n.integer, at); }
+    std::vector<std::int64_t> ints(const Node& n, const std::string& at) const {
+        if (n.kind != Node::Kind::array) wrong(at, "an array of integers", n);
+        std::vector<std::int64_t> out;
+        for (std::size_t i = 0; i < n.array.size(); ++i) {
+            if (n.array[i].kind != Node::Kind::integer) wrong(at + "[" + std::to_string(i) + "]", "an integer", n.array[i]);
+            out.push_back(n.array[i].integer);
+        }
+        return out;
+    }
+    /// Indices (of calls): non-negative integers.
+    std::vector<std::size_t> indices(const Node& n, const std::string& at) const {
+        std::vector<std::size_t> out;
+        for (auto c : ints(n, at)) out.push_back(static_cast<std::size_t>(non_negative_value(c, at)));
+        return out;
+    }
+    /// The items of the array n, each required to be a string.
+    std::vector<std::string> strings(const Node& n, const std::string& at) const {
+        std::vector<std::string> out;
+        for (std::size_t i = 0; i < n.array.size(); ++i) {
+            if (n.array[i].kind != Node::Kind::string) wrong(at + "[" + std::to_string(i) + "]", "a string", n.array[i]);
+            out.push_back(n.array[i].string);
+        }
+        return out;
+    }
+
+private:
+    std::string who_;
+};
+
 /// Appends s as a JSON string literal (quotes and escapes included). JSON text is UTF-8: a
 /// byte of s that starts no well-formed UTF-8 sequence (an ONNX name may hold any bytes) is
 /// written as the lone surrogate \udcXX that stands for byte XX, as Python's "surrogateescape"
@@ -326,5 +401,128 @@ inline void write_string(std::string& out, std::string_view s) {
     }
     out += '"';
 }
+
+/// Writes JSON into a string, containers opened and closed in order: separators, quotes and
+/// escapes (write_string) are its business, the caller's only the order of members. A container
+/// is `one_line` (`{"a": 1, "b": [2, 3]}`) or `lines` (each member on a line of its own, indented
+/// one level past the container's; an empty one `{}`), so that a report reads as a person wants
+/// it and every report writes its JSON the same way.
+///
+///   std::string s;
+///   Writer w(s);
+///   w.begin_object(Writer::lines).member("nodes", 3).key("ops").begin_array().value("Add").end().end();
+///   // {\n  "nodes": 3,\n  "ops": ["Add"]\n}
+class Writer {
+public:
+    enum Layout { one_line, lines };
+
+    /// Appends to `out`; a container of `lines` indents its members by `base` and two spaces a level.
+    explicit Writer(std::string& out, std::string_view base = "") : out_(out), base_(base) {}
+
+    Writer& begin_object(Layout layout = one_line) { return open('{', layout); }
+    Writer& begin_array(Layout layout = one_line) { return open('[', layout); }
+    /// Closes the innermost container.
+    Writer& end() {
+        if (frames_.empty()) throw std::logic_error("json::Writer::end: no container is open");
+        const Frame f = frames_.back();
+        frames_.pop_back();
+        if (f.layout == lines && f.count > 0) newline(frames_.size());
+        out_ += f.close;
+        return *this;
+    }
+
+    /// The next member's name (in an object).
+    Writer& key(std::string_view k) {
+        separate();
+        write_string(out_, k);
+        out_ += ": ";
+        after_key_ = true;
+        return *this;
+    }
+
+    Writer& value(std::string_view v) { return raw_then([&] { write_string(out_, v); }); }
+    Writer& value(const char* v) { return value(std::string_view(v)); }
+    Writer& value(const std::string& v) { return value(std::string_view(v)); }
+    Writer& value(bool v) { return raw(v ? "true" : "false"); }
+    template <class I>
+        requires(std::is_integral_v<I> && !std::is_same_v<I, bool>)
+    Writer& value(I v) {
+        return raw_then([&] { out_ += std::to_string(v); });
+    }
+    Writer& null() { return raw("null"); }
+    /// An optional value: null when empty.
+    template <class T>
+    Writer& value(const std::optional<T>& v) {
+        return v ? value(*v) : null();
+    }
+    /// A value already written as JSON (a number formatted by the caller).
+    Writer& raw(std::string_view json) {
+        return raw_then([&] { out_ += json; });
+    }
+
+    /// A one-line array of the values of `items`.
+    template <class Range>
+    Writer& array(const Range& items) {
+        begin_array();
+        for (const auto& x : items) value(x);
+        return end();
+    }
+
+    /// key(k) then value(v).
+    template <class T>
+    Writer& member(std::string_view k, const T& v) {
+        key(k);
+        return value(v);
+    }
+
+    /// The depth of the containers open.
+    std::size_t depth() const noexcept { return frames_.size(); }
+
+private:
+    struct Frame {
+        char close;
+        Layout layout;
+        std::size_t count;
+    };
+
+    Writer& open(char bracket, Layout layout) {
+        separate();
+        out_ += bracket;
+        frames_.push_back(Frame{bracket == '{' ? '}' : ']', layout, 0});
+        return *this;
+    }
+    template <class F>
+    Writer& raw_then(F write) {
+        separate();
+        write();
+        return *this;
+    }
+    // before a key, or a value that no key precedes: the separator from the previous member
+    void separate() {
+        if (after_key_) {
+            after_key_ = false;
+            return;
+        }
+        if (frames_.empty()) return;
+        Frame& f = frames_.back();
+        if (f.layout == lines) {
+            if (f.count > 0) out_ += ',';
+            newline(frames_.size());
+        } else if (f.count > 0) {
+            out_ += ", ";
+        }
+        ++f.count;
+    }
+    void newline(std::size_t level) {
+        out_ += '\n';
+        out_ += base_;
+        for (std::size_t i = 0; i < level; ++i) out_ += "  ";
+    }
+
+    std::string& out_;
+    std::string base_;
+    std::vector<Frame> frames_;
+    bool after_key_ = false;
+};
 
 }  // namespace yobx::detail::json

@@ -202,7 +202,8 @@ public:
     template <class = void>
     std::string to_json() const {
         std::string s;
-        print_json(s);
+        detail::json::Writer w(s);
+        print_json(w);
         return s;
     }
 
@@ -380,45 +381,30 @@ private:
     }
 
     template <class = void>
-    void print_json(std::string& s) const {
+    void print_json(detail::json::Writer& w) const {
         switch (kind_) {
-            case Kind::none: s += "null"; return;
-            case Kind::tensor: {
-                s += "{\"dims\": {";
-                for (std::size_t i = 0; i < dims_.size(); ++i) {
-                    if (i) s += ", ";
-                    s += "\"" + std::to_string(dims_[i].axis) + "\": ";
-                    if (dims_[i].label) detail::json::write_string(s, *dims_[i].label);
-                    else s += "null";
-                }
-                s += "}}";
+            case Kind::none: w.null(); return;
+            case Kind::tensor:
+                w.begin_object().key("dims").begin_object();
+                for (const DynamicDim& d : dims_) w.member(std::to_string(d.axis), d.label);
+                w.end().end();
                 return;
-            }
             case Kind::tuple:
-            case Kind::list: {
-                if (kind_ == Kind::tuple) s += "{\"tuple\": ";
-                s += '[';
-                for (std::size_t i = 0; i < items_.size(); ++i) {
-                    if (i) s += ", ";
-                    items_[i].print_json(s);
-                }
-                s += ']';
-                if (kind_ == Kind::tuple) s += '}';
+            case Kind::list:
+                if (kind_ == Kind::tuple) w.begin_object().key("tuple");
+                w.begin_array();
+                for (const DynamicShapes& item : items_) item.print_json(w);
+                w.end();
+                if (kind_ == Kind::tuple) w.end();
                 return;
-            }
-            case Kind::dict: {
-                s += "{\"dict\": {";
-                bool first = true;
+            case Kind::dict:
+                w.begin_object().key("dict").begin_object();
                 for (const auto& [k, v] : dict_) {
-                    if (!first) s += ", ";
-                    first = false;
-                    detail::json::write_string(s, k);
-                    s += ": ";
-                    v.print_json(s);
+                    w.key(k);
+                    v.print_json(w);
                 }
-                s += "}}";
+                w.end().end();
                 return;
-            }
         }
     }
 

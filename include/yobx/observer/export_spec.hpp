@@ -174,83 +174,41 @@ public:
     /// The whole spec as JSON (the report's JSON form); from_json reads it back.
     template <class = void>
     std::string to_json() const {
-        std::string s = "{\"yobx_export_spec\": 1, \"num_calls\": " + std::to_string(num_calls) +
-                        ", \"dynamic_shapes\": " + dynamic_shapes.to_json() + ", \"derived_dims\": ";
-        s += dynamic_shapes.definitions() ? "true" : "false";
-        s += ", \"named_dims\": ";
-        s += dynamic_shapes.definitions() && dynamic_shapes.definitions()->named ? "true" : "false";
-        s += ", \"inputs\": [";
-        for (std::size_t i = 0; i < inputs.size(); ++i) {
-            const InputSpec& in = inputs[i];
-            s += i ? ", {\"name\": " : "{\"name\": ";
-            detail::json::write_string(s, in.name);
-            s += ", \"shapes\": [";
-            for (std::size_t c = 0; c < in.shapes.size(); ++c) {
-                if (c) s += ", ";
-                if (in.shapes[c]) write_ints(s, *in.shapes[c]);
-                else s += "null";
+        std::string s;
+        detail::json::Writer w(s);
+        w.begin_object().member("yobx_export_spec", 1).member("num_calls", num_calls).key("dynamic_shapes").raw(dynamic_shapes.to_json());
+        w.member("derived_dims", dynamic_shapes.definitions().has_value());
+        w.member("named_dims", dynamic_shapes.definitions() && dynamic_shapes.definitions()->named);
+        w.key("inputs").begin_array();
+        for (const InputSpec& in : inputs) {
+            w.begin_object().member("name", in.name).key("shapes").begin_array();
+            for (const auto& shape : in.shapes) {
+                if (shape) w.array(*shape);
+                else w.null();
             }
-            s += "], \"dynamic\": {";
-            for (std::size_t d = 0; d < in.dims.size(); ++d) {
-                s += (d ? ", \"" : "\"") + std::to_string(in.dims[d].axis) + "\": ";
-                if (in.dims[d].label) detail::json::write_string(s, *in.dims[d].label);
-                else s += "null";
-            }
-            s += "}}";
+            w.end().key("dynamic").begin_object();
+            for (const DynamicDim& d : in.dims) w.member(std::to_string(d.axis), d.label);
+            w.end().end();
         }
-        s += "], \"ranges\": [";
-        for (std::size_t i = 0; i < ranges.size(); ++i) {
-            const DimRange& r = ranges[i];
-            s += i ? ", {\"label\": " : "{\"label\": ";
-            detail::json::write_string(s, r.label);
-            s += ", \"min\": " + std::to_string(r.min) + ", \"max\": " + std::to_string(r.max) +
-                 ", \"observed_min\": " + std::to_string(r.observed_min) + ", \"observed_max\": " +
-                 std::to_string(r.observed_max) + ", \"user_bounds\": " + (r.user_bounds ? "true" : "false") +
-                 ", \"zero_or_one\": " + (r.zero_or_one ? "true" : "false") + "}";
+        w.end().key("ranges").begin_array();
+        for (const DimRange& r : ranges) {
+            w.begin_object().member("label", r.label).member("min", r.min).member("max", r.max).member("observed_min", r.observed_min);
+            w.member("observed_max", r.observed_max).member("user_bounds", r.user_bounds).member("zero_or_one", r.zero_or_one).end();
         }
-        s += "], \"relations\": ";
-        write_relations(s, relations);
-        s += ", \"hints\": ";
-        write_relations(s, hints);
-        s += ", \"constants\": {";
-        bool first = true;
-        for (const auto& [k, v] : constants) {
-            s += first ? "" : ", ";
-            first = false;
-            detail::json::write_string(s, k);
-            s += ": ";
-            detail::json::write_string(s, v);
+        w.end().key("relations");
+        write_relations(w, relations);
+        w.key("hints");
+        write_relations(w, hints);
+        w.key("constants").begin_object();
+        for (const auto& [k, v] : constants) w.member(k, v);
+        w.end().key("filled").begin_object();
+        for (const auto& [k, calls] : filled) w.key(k).array(calls);
+        w.end().key("absent").begin_array();
+        for (const AbsentInput& a : absent) {
+            w.begin_object().member("name", a.name).key("calls").array(a.calls).member("fill", a.fill).member("user", a.user);
+            w.member("checked", a.checked).key("failing").array(a.failing).key("reasons").array(a.reasons).key("tried").array(a.tried).end();
         }
-        s += "}, \"filled\": {";
-        first = true;
-        for (const auto& [k, calls] : filled) {
-            s += first ? "" : ", ";
-            first = false;
-            detail::json::write_string(s, k);
-            s += ": ";
-            write_indices(s, calls);
-        }
-        s += "}, \"absent\": [";
-        for (std::size_t i = 0; i < absent.size(); ++i) {
-            const AbsentInput& a = absent[i];
-            s += i ? ", {\"name\": " : "{\"name\": ";
-            detail::json::write_string(s, a.name);
-            s += ", \"calls\": ";
-            write_indices(s, a.calls);
-            s += ", \"fill\": ";
-            detail::json::write_string(s, a.fill);
-            s += std::string(", \"user\": ") + (a.user ? "true" : "false") + ", \"checked\": " + (a.checked ? "true" : "false");
-            s += ", \"failing\": ";
-            write_indices(s, a.failing);
-            s += ", \"reasons\": ";
-            write_strings(s, a.reasons);
-            s += ", \"tried\": ";
-            write_strings(s, a.tried);
-            s += "}";
-        }
-        s += "], \"warnings\": ";
-        write_strings(s, warnings);
-        s += "}";
+        w.end().key("warnings").array(warnings).end();
         return s;
     }
 
@@ -359,8 +317,9 @@ public:
         for (const auto& entry : opt)  // (not a structured binding: clang 14 cannot capture one)
             if (std::none_of(inputs.begin(), inputs.end(), [&](const InputSpec& in) { return in.name == entry.first; }))
                 throw value_error("tensorrt_profile: opt names " + detail::repr_string(entry.first) + ", which is not an input");
-        std::string s = "{";
-        bool first = true;
+        std::string s;
+        detail::json::Writer w(s);
+        w.begin_object();
         for (const auto& in : inputs) {
             std::vector<std::vector<std::int64_t>> seen;
             for (const auto& sh : in.shapes)
@@ -395,18 +354,10 @@ public:
                                       std::to_string(it->second.size()) + ", the input has rank " + std::to_string(lo.size()));
                 best = it->second;
             }
-            s += first ? "" : ", ";
-            first = false;
-            detail::json::write_string(s, in.name);
-            s += ": {\"min\": ";
-            write_ints(s, lo);
-            s += ", \"opt\": ";
-            write_ints(s, best);
-            s += ", \"max\": ";
-            write_ints(s, hi);
-            s += "}";
+            w.key(in.name).begin_object().key("min").array(lo).key("opt").array(best).key("max").array(hi).end();
         }
-        return s + "}";
+        w.end();
+        return s;
     }
 
     /// For ONNX: the dim_param of every dynamic axis per input, and free-dimension overrides for
@@ -415,22 +366,18 @@ public:
     /// An axis with no label is named `<input>_dim_<axis>` (dots made underscores).
     template <class = void>
     std::string onnx_dims() const {
-        std::string s = "{\"dim_params\": {";
-        bool first = true;
+        std::string s;
+        detail::json::Writer w(s);
+        w.begin_object().key("dim_params").begin_object();
         std::map<std::string, std::map<std::int64_t, std::size_t>> counts;  // label -> size -> calls
         std::vector<std::string> order;
         for (const auto& in : inputs) {
             if (in.dims.empty()) continue;
-            s += first ? "" : ", ";
-            first = false;
-            detail::json::write_string(s, in.name);
-            s += ": {";
-            for (std::size_t i = 0; i < in.dims.size(); ++i) {
-                const DynamicDim& d = in.dims[i];
+            w.key(in.name).begin_object();
+            for (const DynamicDim& d : in.dims) {
                 std::string label = d.label ? *d.label : in.name + "_dim_" + std::to_string(d.axis);
                 std::replace(label.begin(), label.end(), '.', '_');
-                s += (i ? ", \"" : "\"") + std::to_string(d.axis) + "\": ";
-                detail::json::write_string(s, label);
+                w.member(std::to_string(d.axis), label);
                 check_input(in);
                 if (!counts.contains(label)) {
                     order.push_back(label);
@@ -439,11 +386,11 @@ public:
                         if (sh) ++counts[label][(*sh)[static_cast<std::size_t>(d.axis)]];
                 }
             }
-            s += "}";
+            w.end();
         }
-        s += "}, \"free_dimension_overrides\": {";
-        for (std::size_t i = 0; i < order.size(); ++i) {
-            const auto& sizes = counts[order[i]];
+        w.end().key("free_dimension_overrides").begin_object();
+        for (const std::string& label : order) {
+            const auto& sizes = counts[label];
             std::int64_t value = 0;
             std::size_t best = 0;
             for (const auto& [size, n] : sizes)
@@ -451,11 +398,10 @@ public:
                     value = size;
                     best = n;
                 }
-            if (i) s += ", ";
-            detail::json::write_string(s, order[i]);
-            s += ": " + std::to_string(value);
+            w.member(label, value);
         }
-        return s + "}}";
+        w.end().end();
+        return s;
     }
 
 private:
@@ -485,25 +431,6 @@ private:
     template <class = void>
     static std::string join(const std::vector<std::size_t>& v) { return AbsentInput::join(v); }
     template <class = void>
-    static void write_indices(std::string& s, const std::vector<std::size_t>& v) {
-        write_ints(s, std::vector<std::int64_t>(v.begin(), v.end()));
-    }
-    template <class = void>
-    static void write_strings(std::string& s, const std::vector<std::string>& v) {
-        s += "[";
-        for (std::size_t i = 0; i < v.size(); ++i) {
-            if (i) s += ", ";
-            detail::json::write_string(s, v[i]);
-        }
-        s += "]";
-    }
-    template <class = void>
-    static void write_ints(std::string& s, const std::vector<std::int64_t>& v) {
-        s += "[";
-        for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-        s += "]";
-    }
-    template <class = void>
     static std::string_view kind_name(RelationKind k) {
         switch (k) {
             case RelationKind::offset: return "offset";
@@ -514,93 +441,20 @@ private:
         return "?";
     }
     template <class = void>
-    static void write_relations(std::string& s, const std::vector<DimRelation>& rs) {
-        s += "[";
-        for (std::size_t i = 0; i < rs.size(); ++i) {
-            const DimRelation& r = rs[i];
-            s += i ? ", {\"dim\": " : "{\"dim\": ";
-            detail::json::write_string(s, r.dim);
-            s += ", \"kind\": \"" + std::string(kind_name(r.kind)) + "\", \"base\": ";
-            detail::json::write_string(s, r.base);
-            s += ", \"other\": ";
-            detail::json::write_string(s, r.other);
-            s += ", \"constant\": " + std::to_string(r.constant) + ", \"support\": " + std::to_string(r.support) +
-                 ", \"evidence\": " + std::to_string(r.evidence) + ", \"fits\": " + std::to_string(r.fits) + ", \"text\": ";
-            detail::json::write_string(s, r.to_string());
-            s += "}";
+    static void write_relations(detail::json::Writer& w, const std::vector<DimRelation>& rs) {
+        w.begin_array();
+        for (const DimRelation& r : rs) {
+            w.begin_object().member("dim", r.dim).member("kind", kind_name(r.kind)).member("base", r.base).member("other", r.other);
+            w.member("constant", r.constant).member("support", r.support).member("evidence", r.evidence).member("fits", r.fits);
+            w.member("text", r.to_string()).end();
         }
-        s += "]";
+        w.end();
     }
 
     // from_json's checks, each error naming the JSON path.
-    struct Reader {
+    struct Reader : detail::json::Reader {
         using Node = detail::json::Node;
-        template <class = void>
-        [[noreturn]] void fail(const std::string& at, const std::string& why) const {
-            throw value_error("ExportSpec.from_json: " + at + ": " + why);
-        }
-        template <class = void>
-        [[noreturn]] void wrong(const std::string& at, std::string_view expected, const Node& got) const {
-            fail(at, "expected " + std::string(expected) + ", got " + std::string(detail::json::kind_name(got.kind)));
-        }
-        template <class = void>
-        void object(const Node& n, const std::string& at) const {
-            if (n.kind != Node::Kind::object) wrong(at, "an object", n);
-        }
-        // f(element, its path) for each element of the array n at `at`, each required to be an object.
-        template <class F>
-        void each_object(const Node& n, const std::string& at, F f) const {
-            for (std::size_t i = 0; i < n.array.size(); ++i) {
-                const std::string eat = at + "[" + std::to_string(i) + "]";
-                object(n.array[i], eat);
-                f(n.array[i], eat);
-            }
-        }
-        template <class = void>
-        const Node& need_any(const Node& n, const std::string& at, std::string_view key) const {
-            const Node* m = n.find(key);
-            if (!m) fail(at, "missing member \"" + std::string(key) + "\"");
-            return *m;
-        }
-        template <class = void>
-        const Node& need(const Node& n, const std::string& at, std::string_view key, Node::Kind kind) const {
-            const Node& m = need_any(n, at, key);
-            if (m.kind != kind) wrong(at + "." + std::string(key), detail::json::kind_name(kind), m);
-            return m;
-        }
-        template <class = void>
-        std::int64_t non_negative_value(std::int64_t v, const std::string& at) const {
-            if (v < 0) fail(at, "expected a non-negative integer, got " + std::to_string(v));
-            return v;
-        }
-        template <class = void>
-        std::int64_t non_negative(const Node& n, const std::string& at) const { return non_negative_value(n.integer, at); }
-        template <class = void>
-        std::vector<std::int64_t> ints(const Node& n, const std::string& at) const {
-            if (n.kind != Node::Kind::array) wrong(at, "an array of integers", n);
-            std::vector<std::int64_t> out;
-            for (std::size_t i = 0; i < n.array.size(); ++i) {
-                if (n.array[i].kind != Node::Kind::integer) wrong(at + "[" + std::to_string(i) + "]", "an integer", n.array[i]);
-                out.push_back(n.array[i].integer);
-            }
-            return out;
-        }
-        // Call indices: non-negative integers.
-        template <class = void>
-        std::vector<std::size_t> indices(const Node& n, const std::string& at) const {
-            std::vector<std::size_t> out;
-            for (auto c : ints(n, at)) out.push_back(static_cast<std::size_t>(non_negative_value(c, at)));
-            return out;
-        }
-        template <class = void>
-        std::vector<std::string> strings(const Node& n, const std::string& at) const {
-            std::vector<std::string> out;
-            for (std::size_t i = 0; i < n.array.size(); ++i) {
-                if (n.array[i].kind != Node::Kind::string) wrong(at + "[" + std::to_string(i) + "]", "a string", n.array[i]);
-                out.push_back(n.array[i].string);
-            }
-            return out;
-        }
+        Reader() : detail::json::Reader("ExportSpec.from_json") {}
         template <class = void>
         std::vector<DynamicDim> dims(const Node& n, const std::string& at) const {
             std::vector<DynamicDim> out;

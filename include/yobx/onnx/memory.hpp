@@ -222,104 +222,61 @@ struct MemoryReport {
 
     /// The report's "memory" section, as JSON.
     std::string to_json(std::string_view indent = "  ") const {
-        using yobx::detail::json::write_string;
-        const std::string in(indent), in2 = in + "  ";
-        std::string s = "{\n";
-        const auto str = [&](std::string_view v) { write_string(s, v); };
-        s += in2 + "\"order\": ";
-        str(order);
-        s += ",\n" + in2 + "\"weights\": {\"total\": " + std::to_string(weights.total) + ", \"count\": " + std::to_string(weights.count) +
-             ", \"external\": " + std::to_string(weights.external) + ", \"by_dtype\": {";
-        bool first = true;
-        for (const auto& [k, v] : weights.by_dtype) {
-            s += first ? "" : ", ";
-            first = false;
-            str(k);
-            s += ": " + std::to_string(v);
-        }
-        s += "}},\n" + in2 + "\"peak\": ";
-        str(peak_text);
-        s += ",\n" + in2 + "\"peak_steps\": [";
+        std::string s;
+        yobx::detail::json::Writer w(s, indent);
+        write_json(w);
+        return s;
+    }
+
+    /// The report as a member of a larger document (the shape report's "memory").
+    void write_json(yobx::detail::json::Writer& w) const {
+        using yobx::detail::json::Writer;
+        const auto sizes = [&](const auto& by_name) {
+            w.begin_object();
+            for (const auto& [k, v] : by_name) w.member(k, v);
+            w.end();
+        };
+        w.begin_object(Writer::lines).member("order", order);
+        w.key("weights").begin_object().member("total", weights.total).member("count", weights.count).member("external", weights.external);
+        w.key("by_dtype");
+        sizes(weights.by_dtype);
+        w.end().member("peak", peak_text).key("peak_steps").begin_array(Writer::lines);
         for (std::size_t i = 0; i < peak_steps.size(); ++i) {
             const std::size_t k = peak_steps[i];
-            s += (i ? ",\n" : "\n") + in2 + "  {\"step\": " + std::to_string(k) + ", \"node\": ";
-            str(step_nodes[k]);
-            s += ", \"op\": ";
-            str(step_ops[k]);
-            s += ", \"bytes\": ";
-            str(peak_step_texts[i]);
-            s += "}";
+            w.begin_object().member("step", k).member("node", step_nodes[k]).member("op", step_ops[k]).member("bytes", peak_step_texts[i]).end();
         }
-        s += (peak_steps.empty() ? "" : "\n" + in2) + "],\n" + in2 + "\"steps\": " + std::to_string(step_sums.size()) + ",\n";
-        s += in2 + "\"subgraphs\": [";
-        for (std::size_t i = 0; i < subgraphs.size(); ++i) {
-            s += (i ? ", " : "") + std::string("{\"step\": ") + std::to_string(subgraphs[i].first) + ", \"node\": ";
-            str(step_nodes[subgraphs[i].first]);
-            s += ", \"bytes\": ";
-            str(subgraphs[i].second.to_string());
-            s += "}";
-        }
-        s += "],\n" + in2 + "\"growth\": [";
+        w.end().member("steps", step_sums.size()).key("subgraphs").begin_array();
+        for (const auto& [step, bytes] : subgraphs)
+            w.begin_object().member("step", step).member("node", step_nodes[step]).member("bytes", bytes.to_string()).end();
+        w.end().key("growth").begin_array(Writer::lines);
         for (std::size_t i = 0; i < growth.size(); ++i) {
-            s += (i ? ",\n" : "\n") + in2 + "  {\"dim\": ";
-            str(growth[i].dim);
-            s += ", \"bytes\": ";
-            str(growth[i].bytes_text);
-            s += ", \"per_unit\": ";
-            str(growth[i].per_unit.to_string());
-            if (at) s += ", \"per_unit_at\": " + (at->per_unit[i] ? std::to_string(*at->per_unit[i]) : std::string("null"));
-            s += ", \"outputs\": [";
-            for (std::size_t j = 0; j < growth[i].outputs.size(); ++j) {
-                s += j ? ", " : "";
-                str(growth[i].outputs[j]);
-            }
-            s += "]}";
+            w.begin_object().member("dim", growth[i].dim).member("bytes", growth[i].bytes_text).member("per_unit", growth[i].per_unit.to_string());
+            if (at) w.member("per_unit_at", at->per_unit[i]);
+            w.key("outputs").begin_array();
+            for (const auto& o : growth[i].outputs) w.value(o);
+            w.end().end();
         }
-        s += (growth.empty() ? "" : "\n" + in2) + "],\n" + in2 + "\"unknown\": " + std::to_string(unknown) + ",\n";
-        s += in2 + "\"values\": [";
+        w.end().member("unknown", unknown).key("values").begin_array(Writer::lines);
         for (std::size_t i = 0; i < values.size(); ++i) {
             const auto& v = values[i];
-            s += (i ? ",\n" : "\n") + in2 + "  {\"name\": ";
-            str(v.name);
-            s += ", \"kind\": ";
-            str(v.kind);
-            s += ", \"bytes\": ";
-            if (v.bytes) str(v.written.to_string());
-            else s += "null";
-            if (at) s += ", \"bytes_at\": " + (at->value_bytes[i] ? std::to_string(*at->value_bytes[i]) : std::string("null"));
-            s += ", \"first\": " + std::to_string(v.first) + ", \"last\": " + std::to_string(v.last);
-            if (!v.why.empty()) {
-                s += ", \"why\": ";
-                str(v.why);
-            }
-            s += "}";
+            w.begin_object().member("name", v.name).member("kind", v.kind).key("bytes");
+            if (v.bytes) w.value(v.written.to_string());
+            else w.null();
+            if (at) w.member("bytes_at", at->value_bytes[i]);
+            w.member("first", v.first).member("last", v.last);
+            if (!v.why.empty()) w.member("why", v.why);
+            w.end();
         }
-        s += (values.empty() ? "" : "\n" + in2) + "]";
+        w.end();
         if (at) {
-            s += ",\n" + in2 + "\"at\": {\"sizes\": {";
-            first = true;
-            for (const auto& [k, v] : at->sizes) {
-                s += first ? "" : ", ";
-                first = false;
-                str(k);
-                s += ": " + std::to_string(v);
-            }
-            s += "}, \"peak\": " + std::to_string(at->peak) + ", \"weights\": " + std::to_string(at->weights) +
-                 ", \"total\": " + std::to_string(at->total) + ", \"step\": " + std::to_string(at->step) + ", \"node\": ";
-            str(at->node);
-            s += ", \"op\": ";
-            str(at->op);
-            s += ", \"largest\": [";
-            for (std::size_t i = 0; i < at->largest.size(); ++i) {
-                s += i ? ", " : "";
-                s += "{\"name\": ";
-                str(at->largest[i].first);
-                s += ", \"bytes\": " + std::to_string(at->largest[i].second) + "}";
-            }
-            s += "]}";
+            w.key("at").begin_object().key("sizes");
+            sizes(at->sizes);
+            w.member("peak", at->peak).member("weights", at->weights).member("total", at->total).member("step", at->step);
+            w.member("node", at->node).member("op", at->op).key("largest").begin_array();
+            for (const auto& [name, bytes] : at->largest) w.begin_object().member("name", name).member("bytes", bytes).end();
+            w.end().end();
         }
-        s += "\n" + in + "}";
-        return s;
+        w.end();
     }
 
     /// The binary unit bytes read best in, `B` to `EiB`, and its size: {"MiB", 1048576}.

@@ -46,61 +46,19 @@ public:
     /// Reads the JSON; a value_error names the path of what is wrong.
     static OpProfiles from_json(std::string_view text) {
         using yobx::detail::json::Node;
+        const yobx::detail::json::Reader rd("op profiles");
         const Node root = yobx::detail::json::Parser(text, "op profiles").parse();
-        const auto fail = [](const std::string& where, const std::string& why) -> void {
-            throw value_error("op profiles: " + where + ": " + why);
-        };
-        if (root.kind != Node::Kind::object) fail("$", "expected an object of operator names");
+        if (root.kind != Node::Kind::object) rd.fail("$", "expected an object of operator names");
         OpProfiles out;
         for (std::size_t i = 0; i < root.keys.size(); ++i) {
             const std::string path = "$['" + root.keys[i] + "']";
             const Node& list = root.array[i];
-            if (list.kind != Node::Kind::array) fail(path, "expected an array of profiles");
+            if (list.kind != Node::Kind::array) rd.fail(path, "expected an array of profiles");
             auto& profiles = out.profiles_[root.keys[i]];
-            for (std::size_t j = 0; j < list.array.size(); ++j) {
-                const std::string p = path + "[" + std::to_string(j) + "]";
-                const Node& prof = list.array[j];
-                if (prof.kind != Node::Kind::object) fail(p, "expected an object");
-                OpProfile profile;
-                const auto tensors = [&](std::string_view key, auto add) {
-                    const Node* l = prof.find(key);
-                    if (l == nullptr || l->kind != Node::Kind::array) fail(p, "'" + std::string(key) + "' must be an array");
-                    for (std::size_t k = 0; k < l->array.size(); ++k) {
-                        const std::string tp = p + "." + std::string(key) + "[" + std::to_string(k) + "]";
-                        const Node& t = l->array[k];
-                        const Node* rank = t.find("rank");
-                        const Node* dtype = t.find("dtype");
-                        if (rank == nullptr || rank->kind != Node::Kind::integer || rank->integer < 0 || rank->integer > 64)
-                            fail(tp, "'rank' must be an integer in [0, 64]");
-                        if (dtype == nullptr || dtype->kind != Node::Kind::string || elem_type_of(dtype->string) == elem::undefined)
-                            fail(tp, "'dtype' must name a dtype (float32, int64, ...)");
-                        add(t, rank->integer, elem_type_of(dtype->string), tp);
-                    }
-                };
-                tensors("inputs", [&](const Node&, std::int64_t rank, int type, const std::string&) { profile.inputs.push_back({rank, type}); });
-                tensors("outputs", [&](const Node& t, std::int64_t rank, int type, const std::string& tp) {
-                    OpProfile::Output o{rank, type, {}};
-                    if (const Node* dims = t.find("dims")) {
-                        if (dims->kind != Node::Kind::array || static_cast<std::int64_t>(dims->array.size()) != rank)
-                            fail(tp, "'dims' must be an array of " + std::to_string(rank) + " strings");
-                        for (const auto& d : dims->array) {
-                            if (d.kind != Node::Kind::string) fail(tp, "'dims' must hold strings");
-                            try {
-                                (void)parse_sym(d.string);
-                            } catch (const yobx::error& e) {
-                                fail(tp, e.what());
-                            }
-                            o.dims.push_back(d.string);
-                        }
-                    }
-                    profile.outputs.push_back(std::move(o));
-                });
-                profiles.push_back(std::move(profile));
-            }
+            for (std::size_t j = 0; j < list.array.size(); ++j) profiles.push_back(read_profile(rd, list.array[j], path + "[" + std::to_string(j) + "]"));
         }
         return out;
     }
-
     /// The first profile of `domain.op_type` whose inputs have these ranks and types, or nullptr.
     const OpProfile* match(std::string_view domain, std::string_view op_type, const std::vector<const TensorInfo*>& inputs) const {
         const auto it = profiles_.find((domain.empty() ? std::string() : std::string(domain) + ".") + std::string(op_type));
@@ -117,6 +75,57 @@ public:
     bool empty() const noexcept { return profiles_.empty(); }
 
 private:
+    using Node = yobx::detail::json::Node;
+    using Reader = yobx::detail::json::Reader;
+
+    // {"inputs": [tensor...], "outputs": [tensor...]}
+    static OpProfile read_profile(const Reader& rd, const Node& prof, const std::string& at) {
+        if (prof.kind != Node::Kind::object) rd.fail(at, "expected an object");
+        OpProfile profile;
+        each_tensor(rd, prof, at, "inputs", [&](const Node&, std::int64_t rank, int type, const std::string&) { profile.inputs.push_back({rank, type}); });
+        each_tensor(rd, prof, at, "outputs", [&](const Node& t, std::int64_t rank, int type, const std::string& tat) {
+            profile.outputs.push_back({rank, type, output_dims(rd, t, rank, tat)});
+        });
+        return profile;
+    }
+
+    // add(tensor, its rank, its element type, its path) for each {"rank": R, "dtype": "float32", ...} of prof[key]
+    template <class Add>
+    static void each_tensor(const Reader& rd, const Node& prof, const std::string& at, std::string_view key, Add add) {
+        const Node* l = prof.find(key);
+        if (l == nullptr || l->kind != Node::Kind::array) rd.fail(at, "'" + std::string(key) + "' must be an array");
+        for (std::size_t k = 0; k < l->array.size(); ++k) {
+            const std::string tat = at + "." + std::string(key) + "[" + std::to_string(k) + "]";
+            const Node& t = l->array[k];
+            const Node* rank = t.find("rank");
+            const Node* dtype = t.find("dtype");
+            if (rank == nullptr || rank->kind != Node::Kind::integer || rank->integer < 0 || rank->integer > 64)
+                rd.fail(tat, "'rank' must be an integer in [0, 64]");
+            if (dtype == nullptr || dtype->kind != Node::Kind::string || elem_type_of(dtype->string) == elem::undefined)
+                rd.fail(tat, "'dtype' must name a dtype (float32, int64, ...)");
+            add(t, rank->integer, elem_type_of(dtype->string), tat);
+        }
+    }
+
+    // an output's "dims": `rank` expressions parse_sym reads, or none (fresh symbols)
+    static std::vector<std::string> output_dims(const Reader& rd, const Node& t, std::int64_t rank, const std::string& at) {
+        std::vector<std::string> out;
+        const Node* dims = t.find("dims");
+        if (dims == nullptr) return out;
+        if (dims->kind != Node::Kind::array || static_cast<std::int64_t>(dims->array.size()) != rank)
+            rd.fail(at, "'dims' must be an array of " + std::to_string(rank) + " strings");
+        for (const auto& d : dims->array) {
+            if (d.kind != Node::Kind::string) rd.fail(at, "'dims' must hold strings");
+            try {
+                (void)parse_sym(d.string);
+            } catch (const yobx::error& e) {
+                rd.fail(at, e.what());
+            }
+            out.push_back(d.string);
+        }
+        return out;
+    }
+
     std::map<std::string, std::vector<OpProfile>, std::less<>> profiles_;
 };
 
@@ -211,89 +220,49 @@ struct ShapeReport {
 
     /// The report as JSON (the CLI's --report).
     std::string to_json() const {
-        using yobx::detail::json::write_string;
-        std::string s = "{\n";
-        const auto num = [&](std::string_view key, std::size_t v) { s += "  \"" + std::string(key) + "\": " + std::to_string(v) + ",\n"; };
-        num("nodes", nodes);
-        num("values", values);
-        num("dims", dims);
-        num("constant", constant);
-        num("symbolic", symbolic);
-        num("fresh", fresh);
-        num("from_model", dims_from_model);
-        num("unknown_rank", unknown_rank);
-        num("unknown_type", unknown_type);
-        num("not_tensor", not_tensor);
-        num("from_onnx_inference", from_onnx_inference);
-        const auto list = [&](std::string_view key, std::size_t n, auto item) {
-            s += "  \"" + std::string(key) + "\": [";
-            for (std::size_t i = 0; i < n; ++i) {
-                s += i ? ",\n    " : "\n    ";
-                item(i);
+        using yobx::detail::json::Writer;
+        std::string s;
+        Writer w(s);
+        w.begin_object(Writer::lines);
+        w.member("nodes", nodes).member("values", values).member("dims", dims).member("constant", constant);
+        w.member("symbolic", symbolic).member("fresh", fresh).member("from_model", dims_from_model).member("unknown_rank", unknown_rank);
+        w.member("unknown_type", unknown_type).member("not_tensor", not_tensor).member("from_onnx_inference", from_onnx_inference);
+        // each list one item a line, each item an object of string members (and a count or an axis)
+        const auto list = [&](std::string_view key, const auto& items, auto item) {
+            w.key(key).begin_array(Writer::lines);
+            for (const auto& x : items) {
+                w.begin_object();
+                item(x);
+                w.end();
             }
-            s += n ? "\n  ],\n" : "],\n";
+            w.end();
         };
-        const auto field = [&](std::string_view key, std::string_view value, bool last = false) {
-            s += "\"" + std::string(key) + "\": ";
-            write_string(s, value);
-            s += last ? "" : ", ";
-        };
-        std::vector<std::pair<std::string, std::size_t>> ops(not_covered.begin(), not_covered.end());
-        list("not_covered", ops.size(), [&](std::size_t i) {
+        list("not_covered", not_covered, [&](const auto& op) {
             // "domain.Op": the op type has no dot, the domain may have several
-            const auto dot = ops[i].first.rfind('.');
-            s += "{";
-            field("domain", dot == std::string::npos ? "" : ops[i].first.substr(0, dot));
-            field("op_type", dot == std::string::npos ? ops[i].first : ops[i].first.substr(dot + 1));
-            field("op", ops[i].first);
-            s += "\"count\": " + std::to_string(ops[i].second) + "}";
+            const auto dot = op.first.rfind('.');
+            w.member("domain", dot == std::string::npos ? std::string() : op.first.substr(0, dot));
+            w.member("op_type", dot == std::string::npos ? op.first : op.first.substr(dot + 1));
+            w.member("op", op.first).member("count", op.second);
         });
-        list("fresh_symbols", fresh_symbols.size(), [&](std::size_t i) {
-            s += "{";
-            field("symbol", fresh_symbols[i].symbol);
-            field("node", fresh_symbols[i].node);
-            field("why", fresh_symbols[i].why, true);
-            s += "}";
+        list("fresh_symbols", fresh_symbols, [&](const auto& f) { w.member("symbol", f.symbol).member("node", f.node).member("why", f.why); });
+        list("assumptions", assumptions, [&](const auto& a) {
+            w.member("node", a.node).member("question", a.question).member("answer", a.answer).member("count", a.count);
         });
-        list("assumptions", assumptions.size(), [&](std::size_t i) {
-            s += "{";
-            field("node", assumptions[i].node);
-            field("question", assumptions[i].question);
-            field("answer", assumptions[i].answer);
-            s += "\"count\": " + std::to_string(assumptions[i].count) + "}";
+        list("facts", facts, [&](const auto& f) { w.member("node", f.node).member("condition", f.condition).member("why", f.why); });
+        list("contradictions", contradictions, [&](const auto& c) {
+            w.member("value", c.value).member("axis", c.axis).member("model", c.model).member("inferred", c.inferred);
         });
-        list("facts", facts.size(), [&](std::size_t i) {
-            s += "{";
-            field("node", facts[i].node);
-            field("condition", facts[i].condition);
-            field("why", facts[i].why, true);
-            s += "}";
-        });
-        list("contradictions", contradictions.size(), [&](std::size_t i) {
-            s += "{";
-            field("value", contradictions[i].value);
-            s += "\"axis\": " + std::to_string(contradictions[i].axis) + ", ";
-            field("model", contradictions[i].model);
-            field("inferred", contradictions[i].inferred, true);
-            s += "}";
-        });
-        list("name_mapping", name_mapping.size(), [&](std::size_t i) {
-            s += "{";
-            field("dim_param", name_mapping[i].first);
-            field("symbol", name_mapping[i].second, true);
-            s += "}";
-        });
-        list("node_errors", node_errors.size(), [&](std::size_t i) {
-            s += "{";
-            field("node", node_errors[i].node);
-            field("error", node_errors[i].error, true);
-            s += "}";
-        });
+        list("name_mapping", name_mapping, [&](const auto& m) { w.member("dim_param", m.first).member("symbol", m.second); });
+        list("node_errors", node_errors, [&](const auto& e) { w.member("node", e.node).member("error", e.error); });
         char t[32];
         std::snprintf(t, sizeof t, "%.6f", seconds);
-        s += "  \"seconds\": " + std::string(t);
-        if (memory) s += ",\n  \"memory\": " + memory->to_json();
-        s += "\n}\n";
+        w.key("seconds").raw(t);
+        if (memory) {
+            w.key("memory");
+            memory->write_json(w);
+        }
+        w.end();
+        s += "\n";
         return s;
     }
 };
