@@ -101,6 +101,25 @@ struct FreshSymbol {
     std::string why;
 };
 
+/// What the walk gives a control-flow rule (If, Loop, Scan), as ONNX's GraphInferencer does: the
+/// outputs of the node's graph attribute `attribute` walked with `inputs` (nullopt: the type the
+/// subgraph declares for that input), each nullopt where the subgraph gives it no type; nullopt
+/// where the node has no such graph attribute. A callable by reference, for the node's time only.
+class SubgraphInferencer {
+public:
+    using Outputs = std::vector<std::optional<TensorInfo>>;
+    template <class F>
+    explicit SubgraphInferencer(const F& f) noexcept
+        : self_(&f), call_([](const void* self, std::string_view attribute, const Outputs& inputs) {
+              return (*static_cast<const F*>(self))(attribute, inputs);
+          }) {}
+    std::optional<Outputs> operator()(std::string_view attribute, const Outputs& inputs) const { return call_(self_, attribute, inputs); }
+
+private:
+    const void* self_;
+    std::optional<Outputs> (*call_)(const void*, std::string_view, const Outputs&);
+};
+
 /// The node a rule runs on: its inputs, attributes and opset, the ShapeEnv, and its outputs to fill.
 ///
 ///   void relu(NodeContext& ctx) { ctx.set_output(0, ctx.elem_type(0), ctx.shape(0)); }
@@ -295,6 +314,17 @@ public:
     /// The ShapeEnv's simplified form.
     SymInt simplify(const SymInt& e) const { return env_->simplify(e); }
 
+    /// Gives the node's subgraphs to its rule (the walk does, for a node with graph attributes).
+    void set_subgraphs(const SubgraphInferencer* subgraphs) noexcept { subgraphs_ = subgraphs; }
+    /// The outputs of the graph attribute `attribute` walked with `inputs` (SubgraphInferencer),
+    /// else an error naming the node: `attribute 'body' is required`.
+    SubgraphInferencer::Outputs subgraph(std::string_view attribute, const SubgraphInferencer::Outputs& inputs = {}) const {
+        std::optional<SubgraphInferencer::Outputs> out;
+        if (subgraphs_ != nullptr) out = (*subgraphs_)(attribute, inputs);
+        if (!out) fail("attribute '" + std::string(attribute) + "' is required");
+        return std::move(*out);
+    }
+
 private:
     static bool constant_dims(const Shape& shape, std::vector<std::int64_t>& dims) {
         dims.clear();
@@ -323,6 +353,7 @@ private:
     const Attributes* attributes_;
     std::vector<std::optional<TensorInfo>> outputs_;
     std::vector<FreshSymbol> fresh_;
+    const SubgraphInferencer* subgraphs_ = nullptr;
 };
 
 /// A shape rule: fills ctx's outputs from its inputs.

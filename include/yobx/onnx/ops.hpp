@@ -2,7 +2,9 @@
 //
 // Each family lives in its own header under yobx/onnx/ops/, as ONNX groups its
 // schemas under onnx/defs/<family>; this header only puts them together. The
-// walk (yobx/adapters/onnx.hpp) looks rules up here and knows no operator.
+// walk (yobx/adapters/onnx.hpp) looks rules up here and knows no operator: the
+// control-flow rules (ops/control_flow.hpp) get their subgraphs walked through
+// NodeContext::subgraph.
 #pragma once
 
 #include <map>
@@ -10,6 +12,7 @@
 #include <vector>
 
 #include <yobx/onnx/node_context.hpp>
+#include <yobx/onnx/ops/control_flow.hpp>
 #include <yobx/onnx/ops/elementwise.hpp>
 #include <yobx/onnx/ops/generator.hpp>
 #include <yobx/onnx/ops/math.hpp>
@@ -35,6 +38,7 @@ inline const OpRegistry& default_registry() {
         ops::register_math(r);
         ops::register_nn(r);
         ops::register_generator(r);
+        ops::register_control_flow(r);
         ops::register_quantization(r);
         ops::microsoft::register_microsoft(r);
         return r;

@@ -304,11 +304,18 @@ public:
             if (where_text.empty()) where_text = describe(node);
             return where_text;
         };
+        // a node with graph attributes (If, Loop, Scan) gets them walked on request
+        const auto subgraph = [&](std::string_view attribute, const SubgraphInferencer::Outputs& in) -> std::optional<SubgraphInferencer::Outputs> {
+            if constexpr (std::is_same_v<Node, ::onnx::NodeProto>) return walk_subgraph(node, attribute, in, scopes);
+            else {
+                (void)attribute, (void)in;
+                return std::nullopt;  // (a LightModel holds no subgraph)
+            }
+        };
+        const SubgraphInferencer subgraphs(subgraph);
+        ctx.set_subgraphs(&subgraphs);
         try {
-            if (is_control_flow(domain, node.op_type())) {
-                if constexpr (std::is_same_v<Node, ::onnx::NodeProto>) control_flow(node, ctx, scopes);
-                else throw std::logic_error("yobx: a LightModel holds no control flow");
-            } else if (const Rule rule = rule_of(domain, node.op_type(), ctx.opset())) {
+            if (const Rule rule = rule_of(domain, node.op_type(), ctx.opset())) {
                 rule(ctx);
             } else if (const auto* profile = options_.op_profiles.match(domain, node.op_type(), ctx.inputs())) {
                 apply_profile(*profile, ctx);
@@ -494,161 +501,30 @@ public:
         onnx_types_ = std::move(types);
     }
 
-    /// If: both branches walked; a dimension equal in both is kept, else a new symbol.
-    /// Loop: the carried values where the body keeps them, the scan outputs with a new
-    /// trip count. Scan: the body's outputs, the scan axis of each scan output new.
-    void control_flow(::onnx::NodeProto& node, NodeContext& ctx, const std::vector<const Scope*>& scopes) {
-        const auto graph = [&](std::string_view name) -> ::onnx::GraphProto& {
-            for (auto& a : *node.mutable_attribute())
-                if (a.name() == name && a.type() == ::onnx::AttributeProto::GRAPH) return *a.mutable_g();
-            ctx.fail("attribute '" + std::string(name) + "' is required");
-        };
-        const auto outputs_of = [&](::onnx::GraphProto& g, const std::vector<std::optional<TensorInfo>>& inputs) {
-            Scope inner;
-            for (int i = 0; i < g.input_size() && i < static_cast<int>(inputs.size()); ++i)
-                if (inputs[static_cast<std::size_t>(i)]) inner[g.input(i).name()] = *inputs[static_cast<std::size_t>(i)];
-                else inner[g.input(i).name()] = declared(g.input(i).type()).value_or(TensorInfo{});
-            walk(g, inner, scopes);
-            std::vector<std::optional<TensorInfo>> out;
-            for (const auto& o : g.output()) {
-                const TensorInfo* t = lookup(o.name(), {&inner});
-                if (t == nullptr) t = lookup(o.name(), scopes);
-                out.push_back(t ? std::optional<TensorInfo>(*t) : std::nullopt);
+    /// The outputs of the node's graph attribute `attribute`, walked in a scope of its own with
+    /// `inputs` (nullopt: its declared type) inside the node's: what NodeContext::subgraph gives a
+    /// control-flow rule. The subgraph's types are written once the whole walk succeeded.
+    std::optional<SubgraphInferencer::Outputs> walk_subgraph(::onnx::NodeProto& node, std::string_view attribute,
+                                                              const SubgraphInferencer::Outputs& inputs, const std::vector<const Scope*>& scopes) {
+        ::onnx::GraphProto* g = nullptr;
+        for (auto& a : *node.mutable_attribute())
+            if (a.name() == attribute && a.type() == ::onnx::AttributeProto::GRAPH) {
+                g = a.mutable_g();
+                break;
             }
-            pending_.emplace_back(&g, std::move(inner));  // written once the whole walk succeeded
-            return out;
-        };
-        if (node.op_type() == "If") {
-            // a condition data propagation knows takes one branch: the other is never run (and may
-            // not even be valid for these inputs, as ONNX's own function bodies show)
-            if (const auto c = ctx.constant_values(0); c && c->size() == 1) {
-                const auto taken = outputs_of(graph((*c)[0] != 0 ? "then_branch" : "else_branch"), {});
-                for (std::size_t k = 0; k < ctx.output_count() && k < taken.size(); ++k)
-                    if (taken[k]) ctx.set_output(k, *taken[k]);
-                return;
-            }
-            const auto a = outputs_of(graph("then_branch"), {});
-            const auto b = outputs_of(graph("else_branch"), {});
-            for (std::size_t k = 0; k < ctx.output_count() && k < a.size() && k < b.size(); ++k)
-                if (a[k] && b[k]) ctx.set_output(k, merge(*a[k], *b[k], ctx));
-            return;
+        if (g == nullptr) return std::nullopt;
+        Scope inner;
+        for (int i = 0; i < g->input_size() && i < static_cast<int>(inputs.size()); ++i)
+            if (inputs[static_cast<std::size_t>(i)]) inner[g->input(i).name()] = *inputs[static_cast<std::size_t>(i)];
+            else inner[g->input(i).name()] = declared(g->input(i).type()).value_or(TensorInfo{});
+        walk(*g, inner, scopes);
+        SubgraphInferencer::Outputs out;
+        for (const auto& o : g->output()) {
+            const TensorInfo* t = lookup(o.name(), {&inner});
+            if (t == nullptr) t = lookup(o.name(), scopes);
+            out.push_back(t ? std::optional<TensorInfo>(*t) : std::nullopt);
         }
-        if (node.op_type() == "Loop") {
-            std::vector<std::optional<TensorInfo>> in{TensorInfo::of(elem::int64, {}), TensorInfo::of(elem::bool_, {})};
-            for (std::size_t i = 2; i < ctx.input_count(); ++i)
-                in.push_back(ctx.input(i) ? std::optional<TensorInfo>(*ctx.input(i)) : std::nullopt);
-            const auto body = outputs_of(graph("body"), in);
-            const std::size_t carried = ctx.input_count() >= 2 ? ctx.input_count() - 2 : 0;
-            const SymInt trips = ctx.fresh("Loop: the number of iterations depends on the data");
-            for (std::size_t k = 0; k < ctx.output_count() && k + 1 < body.size(); ++k) {
-                const auto& b = body[k + 1];
-                if (!b) continue;
-                if (k < carried) {
-                    ctx.set_output(k, in[k + 2] ? merge(*in[k + 2], *b, ctx) : *b);
-                } else if (b->shape) {
-                    Shape s{trips};
-                    s.insert(s.end(), b->shape->begin(), b->shape->end());
-                    ctx.set_output(k, b->elem_type, std::move(s));
-                }
-            }
-            return;
-        }
-        if (ctx.opset() < 9) return scan_v8(node, ctx, graph("body"), outputs_of);
-        // Scan (opset >= 9): state variables then scan inputs; the body sees one slice of each scan input
-        const auto n_scan = static_cast<std::size_t>(ctx.attr_int("num_scan_inputs", 0));
-        const std::size_t n_state = ctx.input_count() >= n_scan ? ctx.input_count() - n_scan : 0;
-        std::vector<std::optional<TensorInfo>> in;
-        for (std::size_t i = 0; i < ctx.input_count(); ++i) {
-            const TensorInfo* t = ctx.input(i);
-            if (t == nullptr || i < n_state || !t->shape || t->shape->empty()) {
-                in.push_back(t ? std::optional<TensorInfo>(*t) : std::nullopt);
-                continue;
-            }
-            TensorInfo slice = *t;
-            slice.values.reset();
-            const auto axes = ctx.attr_ints("scan_input_axes");
-            const std::size_t j = i - n_state;
-            const std::int64_t ax = axes && j < axes->size() ? ctx.axis((*axes)[j], static_cast<std::int64_t>(t->shape->size())) : 0;
-            slice.shape->erase(slice.shape->begin() + ax);
-            in.push_back(std::move(slice));
-        }
-        const auto body = outputs_of(graph("body"), in);
-        const SymInt steps = [&] {
-            for (std::size_t i = n_state; i < ctx.input_count(); ++i)
-                if (ctx.input(i) && ctx.input(i)->shape && !ctx.input(i)->shape->empty()) {
-                    const auto axes = ctx.attr_ints("scan_input_axes");
-                    const std::size_t j = i - n_state;
-                    const std::int64_t ax = axes && j < axes->size() ? ctx.axis((*axes)[j], static_cast<std::int64_t>(ctx.input(i)->shape->size())) : 0;
-                    return ctx.input(i)->shape->at(static_cast<std::size_t>(ax));
-                }
-            return ctx.fresh("Scan: the number of iterations is not known");
-        }();
-        const auto out_axes = ctx.attr_ints("scan_output_axes");
-        for (std::size_t k = 0; k < ctx.output_count() && k < body.size(); ++k) {
-            const auto& b = body[k];
-            if (!b) continue;
-            if (k < n_state) {
-                ctx.set_output(k, in[k] ? merge(*in[k], *b, ctx) : *b);
-            } else if (b->shape) {
-                Shape s = *b->shape;
-                const std::size_t j = k - n_state;
-                const std::int64_t ax = out_axes && j < out_axes->size() ? ctx.axis((*out_axes)[j], static_cast<std::int64_t>(s.size()) + 1) : 0;
-                s.insert(s.begin() + ax, steps);
-                ctx.set_output(k, b->elem_type, std::move(s));
-            }
-        }
-    }
-
-    /// Scan before opset 9: sequence_lens, then state variables [batch, ...], then scan inputs
-    /// [batch, sequence, ...]; the body sees neither the batch nor the sequence axis.
-    template <class OutputsOf>
-    void scan_v8(const ::onnx::NodeProto&, NodeContext& ctx, ::onnx::GraphProto& body_graph, OutputsOf& outputs_of) {
-        const auto n_scan = static_cast<std::size_t>(ctx.attr_int("num_scan_inputs", 0));
-        const std::size_t n_state = ctx.input_count() >= n_scan + 1 ? ctx.input_count() - n_scan - 1 : 0;
-        std::vector<std::optional<TensorInfo>> in;
-        std::optional<SymInt> batch, steps;
-        for (std::size_t i = 1; i < ctx.input_count(); ++i) {
-            const TensorInfo* t = ctx.input(i);
-            const std::size_t drop = i <= n_state ? 1 : 2;
-            if (t == nullptr || !t->shape || t->shape->size() < drop) {
-                in.push_back(std::nullopt);
-                continue;
-            }
-            if (!batch) batch = t->shape->at(0);
-            if (drop == 2 && !steps) steps = t->shape->at(1);
-            TensorInfo slice = *t;
-            slice.values.reset();
-            slice.shape->erase(slice.shape->begin(), slice.shape->begin() + static_cast<std::ptrdiff_t>(drop));
-            in.push_back(std::move(slice));
-        }
-        const auto body = outputs_of(body_graph, in);
-        for (std::size_t k = 0; k < ctx.output_count() && k < body.size(); ++k) {
-            if (!body[k] || !body[k]->shape || !batch) continue;
-            Shape s{*batch};
-            if (k >= n_state) s.push_back(steps ? *steps : ctx.fresh("Scan: the number of iterations is not known"));
-            s.insert(s.end(), body[k]->shape->begin(), body[k]->shape->end());
-            ctx.set_output(k, body[k]->elem_type, std::move(s));
-        }
-    }
-
-    /// Two shapes a value may have (If's branches, a loop's first and later iterations):
-    /// a dimension equal in both is kept, else a new symbol; values kept only when identical.
-    TensorInfo merge(const TensorInfo& a, const TensorInfo& b, NodeContext& ctx) {
-        TensorInfo out;
-        out.elem_type = a.elem_type ? a.elem_type : b.elem_type;
-        if (a.shape && b.shape && a.shape->size() == b.shape->size()) {
-            Shape s;
-            for (std::size_t i = 0; i < a.shape->size(); ++i) {
-                const SymInt &x = (*a.shape)[i], &y = (*b.shape)[i];
-                s.push_back(x.identical(y) || env_.statically_known_true(x == y) ? x : ctx.fresh("a dimension that differs between branches or iterations"));
-            }
-            out.shape = std::move(s);
-            if (a.values && b.values && a.values->size() == b.values->size()) {
-                bool same = true;
-                for (std::size_t i = 0; i < a.values->size(); ++i) same = same && (*a.values)[i].identical((*b.values)[i]);
-                if (same) out.values = a.values;
-            }
-        }
+        pending_.emplace_back(g, std::move(inner));
         return out;
     }
 
