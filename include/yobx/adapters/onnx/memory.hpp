@@ -73,7 +73,7 @@ public:
             const auto& n = g.node(k);
             MemoryGraph::Step step{n.name().empty() ? (n.output_size() ? n.output(0) : std::string()) : n.name(),
                                    (n.domain().empty() || n.domain() == "ai.onnx" ? "" : n.domain() + ".") + n.op_type(), {}, {}, std::nullopt};
-            Walker::node_inputs(n, deps);
+            node_inputs(n, deps);
             for (const auto d : deps)
                 if (index.count(d)) step.consumed.push_back(index[d]);  // an outer value is not this graph's
             const bool constant = (n.domain().empty() || n.domain() == "ai.onnx") && n.op_type() == "Constant";
@@ -241,7 +241,7 @@ private:
         std::vector<std::string_view> names;
         bool sorted = true;
         for (int i = 0; i < g.node_size(); ++i) {
-            Walker::node_inputs(g.node(i), names);
+            node_inputs(g.node(i), names);
             for (const auto n : names)
                 if (const auto it = producer.find(n); it != producer.end() && it->second != i) {
                     deps[static_cast<std::size_t>(i)].push_back(it->second);

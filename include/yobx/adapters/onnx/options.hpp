@@ -1,6 +1,7 @@
 // yobx/adapters/onnx/options.hpp — how infer_shapes walks a model: strict, hints, op profiles, the model's directory.
 #pragma once
 
+#include <yobx/onnx/op_profiles.hpp>
 #include <yobx/onnx/report.hpp>
 
 #include <cstdint>
