@@ -1,7 +1,7 @@
 // An ONNX model built in C++ (a convolution, then a reshape whose target comes
 // from Shape -> Gather -> Concat), its shapes inferred and written in: every
 // dimension exact, in terms of the input's dim_params.
-#include <yobx/adapters/onnx.hpp>
+#include <yobx/onnx.hpp>
 
 #include <iostream>
 

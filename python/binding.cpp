@@ -5,10 +5,8 @@
 // onnx uses. The Pythonic API (docstrings, keyword arguments, ModelProto in and out)
 // is in yobx/onnx/__init__.py and yobx/sym.py; inference is written once, in the
 // headers (yobx/adapters/onnx/serialized.hpp).
-#include <yobx/adapters/onnx/memory.hpp>
-#include <yobx/adapters/onnx/serialized.hpp>
+#include <yobx/onnx.hpp>
 #include <yobx/detail/utf8.hpp>
-#include <yobx/onnx/memory_plot.hpp>
 #include <yobx/onnx/payload.hpp>
 #include <yobx/sym.hpp>
 

@@ -4,13 +4,11 @@
 //                    [--memory] [--at NAME=VALUE]... [--plot NAME=LO:HI FILE.svg]
 //
 // Prints a one-line summary; --report writes the JSON report. --memory adds what the model
-// needs in memory (yobx/adapters/onnx/memory.hpp) to both, at the sizes of --at; --plot
+// needs in memory (yobx/adapters/onnx/model_memory.hpp) to both, at the sizes of --at; --plot
 // draws the peak activations and weights as functions of one dim (--memory implied). A model that cannot be
 // read or inferred is one line on stderr, exit status 1, and no OUT.onnx; a mistake
 // on the command line is that line followed by the usage.
-#include <yobx/adapters/onnx.hpp>
-#include <yobx/adapters/onnx/memory.hpp>
-#include <yobx/onnx/memory_plot.hpp>
+#include <yobx/onnx.hpp>
 
 #include <charconv>
 #include <filesystem>

@@ -8,7 +8,7 @@
 #include "generators.hpp"
 
 #include <yobx/adapters/onnx.hpp>
-#include <yobx/adapters/onnx/memory.hpp>
+#include <yobx/adapters/onnx/model_memory.hpp>
 #include <yobx/adapters/onnx/serialized.hpp>
 
 #include <algorithm>

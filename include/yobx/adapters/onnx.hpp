@@ -1,7 +1,7 @@
 // yobx/adapters/onnx.hpp — ONNX models: read a .onnx file, give every value its shape, write it back.
 //
 // The adapter does the protobuf I/O and the graph walk with one ShapeEnv
-// (yobx/adapters/onnx/walker.hpp); the operator rules are protobuf-free
+// (yobx/adapters/onnx/detail/walker.hpp); the operator rules are protobuf-free
 // (yobx/onnx/ops.hpp), found by (domain, op type, opset), as ONNX finds its
 // schemas. It needs Debian's libonnx-dev: link onnx_proto, onnx (ONNX's own
 // inference, the fallback for operators yobx does not cover) and
@@ -16,11 +16,11 @@
 // copying its weights: what the command yobx-onnx-shapes uses.
 #pragma once
 
-#include <yobx/adapters/onnx/protobuf.hpp>
+#include <yobx/adapters/onnx/detail/protobuf.hpp>
 
 #include <yobx/adapters/onnx/model_file.hpp>
 #include <yobx/adapters/onnx/options.hpp>
-#include <yobx/adapters/onnx/walker.hpp>
+#include <yobx/adapters/onnx/detail/walker.hpp>
 #include <yobx/onnx/ops.hpp>
 #include <yobx/onnx/report.hpp>
 

@@ -1,7 +1,7 @@
 // yobx/onnx/memory.hpp — the memory a graph needs, from its shapes alone: bytes of every value,
 // weights, peak activation memory over the order the nodes run in, growth per unit of a dim.
 //
-// The ONNX adapter (yobx/adapters/onnx/memory.hpp) reads a shaped model into a MemoryGraph:
+// The ONNX adapter (yobx/adapters/onnx/model_memory.hpp) reads a shaped model into a MemoryGraph:
 // each value with its bytes as an expression of the input dims, each node a step with what it
 // produces and consumes. plan_memory() applies one liveness rule: a value is live from the step
 // that produces it (graph inputs: from the first) to the step of its last consumer (graph

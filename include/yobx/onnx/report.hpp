@@ -72,7 +72,7 @@ struct ShapeReport {
     std::vector<std::pair<std::string, std::string>> name_mapping;  ///< dim_param as written -> symbol
     std::vector<NodeError> node_errors;
     double seconds = 0;
-    /// What the model needs in memory (yobx/adapters/onnx/memory.hpp), when asked for (--memory).
+    /// What the model needs in memory (yobx/adapters/onnx/model_memory.hpp), when asked for (--memory).
     std::optional<MemoryReport> memory;
 
     /// The symbol of an input dim the model names `dim`: name_mapping's symbol for a dim_param

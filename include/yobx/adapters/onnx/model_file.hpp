@@ -14,8 +14,8 @@
 //   file.save("shaped.onnx");
 #pragma once
 
-#include <yobx/adapters/onnx/protobuf.hpp>
-#include <yobx/adapters/onnx/wire.hpp>
+#include <yobx/adapters/onnx/detail/protobuf.hpp>
+#include <yobx/adapters/onnx/detail/wire.hpp>
 
 #include <yobx/error.hpp>
 #include <yobx/onnx/payload.hpp>

@@ -14,7 +14,7 @@
 #pragma once
 
 #include <yobx/adapters/onnx.hpp>
-#include <yobx/adapters/onnx/light_model.hpp>
+#include <yobx/adapters/onnx/detail/light_model.hpp>
 
 #include <cstdint>
 #include <map>

@@ -5,8 +5,8 @@
 // the node; a node's inputs include the outer values its subgraphs read.
 #pragma once
 
-#include <yobx/adapters/onnx/light_model.hpp>
-#include <yobx/adapters/onnx/protobuf.hpp>
+#include <yobx/adapters/onnx/detail/light_model.hpp>
+#include <yobx/adapters/onnx/detail/protobuf.hpp>
 #include <yobx/error.hpp>
 
 #include <array>

@@ -6,7 +6,7 @@
 // function the model defines) tells a real answer from the model's own declaration echoed back.
 #pragma once
 
-#include <yobx/adapters/onnx/protobuf.hpp>
+#include <yobx/adapters/onnx/detail/protobuf.hpp>
 
 #include <onnx/shape_inference/implementation.h>
 

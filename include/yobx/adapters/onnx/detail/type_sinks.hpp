@@ -5,8 +5,8 @@
 // GraphProto's value_info field) without building a message, for a caller that merges them.
 #pragma once
 
-#include <yobx/adapters/onnx/protobuf.hpp>
-#include <yobx/adapters/onnx/wire.hpp>
+#include <yobx/adapters/onnx/detail/protobuf.hpp>
+#include <yobx/adapters/onnx/detail/wire.hpp>
 
 #include <cstdint>
 #include <string>

@@ -1,4 +1,4 @@
-// yobx/adapters/onnx/wire.hpp — protobuf's wire format, read and written field by field.
+// yobx/adapters/onnx/detail/wire.hpp — protobuf's wire format, read and written field by field.
 //
 // What ModelFile's pass over a model's bytes needs (fields as number, wire type and
 // byte range; fields written back), and what the walk needs to write a value's type

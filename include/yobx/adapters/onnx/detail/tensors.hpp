@@ -1,4 +1,4 @@
-// yobx/adapters/onnx/tensors.hpp — what inference reads of ONNX's protobuf tensors and attributes.
+// yobx/adapters/onnx/detail/tensors.hpp — what inference reads of ONNX's protobuf tensors and attributes.
 //
 // An initializer or a tensor attribute becomes a TensorInfo: its type, its dims
 // and, for a small integer or float tensor, its contents, which data
@@ -6,7 +6,7 @@
 // only from inside the model's directory (external_bytes).
 #pragma once
 
-#include <yobx/adapters/onnx/protobuf.hpp>
+#include <yobx/adapters/onnx/detail/protobuf.hpp>
 
 #include <yobx/onnx/node_context.hpp>
 #include <yobx/onnx/payload.hpp>

@@ -1,4 +1,4 @@
-// yobx/adapters/onnx/memory.hpp — the memory of a shaped ONNX model: reads its graph into the
+// yobx/adapters/onnx/model_memory.hpp — the memory of a shaped ONNX model: reads its graph into the
 // MemoryGraph yobx/onnx/memory.hpp plans, and its weights from the tensors' dims and types.
 //
 // Run it on the model infer_shapes wrote (the dim_params it writes are expressions parse_sym
@@ -12,9 +12,9 @@
 //   memory.at = memory.evaluate({{"batch", 8}, {"seq", 4096}});
 #pragma once
 
-#include <yobx/adapters/onnx/protobuf.hpp>
+#include <yobx/adapters/onnx/detail/protobuf.hpp>
 
-#include <yobx/adapters/onnx/walker.hpp>
+#include <yobx/adapters/onnx/detail/walker.hpp>
 #include <yobx/onnx/memory.hpp>
 #include <yobx/onnx/report.hpp>
 

@@ -1,4 +1,4 @@
-// yobx/adapters/onnx/protobuf.hpp — ONNX's generated protobuf classes, with the macros they need.
+// yobx/adapters/onnx/detail/protobuf.hpp — ONNX's generated protobuf classes, with the macros they need.
 //
 // ONNX's headers read ONNX_ML and ONNX_NAMESPACE; its CMake targets define them,
 // and this header defines them for a build that does not use those targets.

@@ -1,29 +1,28 @@
-// yobx/adapters/onnx/walker.hpp — the graph walk: one ShapeEnv, the rules looked up per node, the types written.
+// yobx/adapters/onnx/detail/walker.hpp — the graph walk: one ShapeEnv, the rules looked up per node, the types written.
 //
 // Walker reads a GraphProto (inputs' dim_params as symbols, initializers,
 // nodes in topological order, subgraphs walked when a rule asks), runs each
 // node's rule from the registry (or an op profile, or ONNX's own inference as
 // the fallback), and writes every value's type into value_info and the
-// outputs. It knows no operator. Its parts: the order (detail/graph_order.hpp),
-// ONNX's inference (detail/onnx_fallback.hpp), what the report learns of each
-// node (detail/walk_record.hpp), where a type is written (detail/type_sinks.hpp);
-// run_node composes context_of, run_with_policy (dispatch under the error
-// policy) and store_outputs.
+// outputs. It knows no operator. Its parts: the order (graph_order.hpp),
+// ONNX's inference (onnx_fallback.hpp), what the report learns of each node
+// (walk_record.hpp), where a type is written (type_sinks.hpp); run_node
+// composes context_of, run_with_policy (dispatch under the error policy) and
+// store_outputs.
 #pragma once
 
-#include <yobx/adapters/onnx/protobuf.hpp>
+#include <yobx/adapters/onnx/detail/protobuf.hpp>
 
 #include <yobx/adapters/onnx/detail/graph_order.hpp>
+#include <yobx/adapters/onnx/detail/light_model.hpp>
 #include <yobx/adapters/onnx/detail/onnx_fallback.hpp>
+#include <yobx/adapters/onnx/detail/tensors.hpp>
 #include <yobx/adapters/onnx/detail/type_sinks.hpp>
 #include <yobx/adapters/onnx/detail/walk_record.hpp>
-#include <yobx/adapters/onnx/light_model.hpp>
+#include <yobx/adapters/onnx/detail/wire.hpp>
 #include <yobx/adapters/onnx/options.hpp>
-#include <yobx/adapters/onnx/tensors.hpp>
-#include <yobx/adapters/onnx/wire.hpp>
 #include <yobx/onnx/ops.hpp>
 #include <yobx/onnx/report.hpp>
-
 
 #include <algorithm>
 #include <cstddef>

@@ -1,4 +1,4 @@
-// yobx/adapters/onnx/light_model.hpp — a model's bytes read for inference without protobuf's parse of its graph.
+// yobx/adapters/onnx/detail/light_model.hpp — a model's bytes read for inference without protobuf's parse of its graph.
 //
 // On a small model protobuf's parse costs more than the inference: every name of every
 // node is a string of its own (the fused BERT's 18 nodes, 21 initializers: a third of
@@ -15,11 +15,11 @@
 // The walk (Walker) reads a LightGraph as it reads a GraphProto: the same names, views.
 #pragma once
 
-#include <yobx/adapters/onnx/protobuf.hpp>
+#include <yobx/adapters/onnx/detail/protobuf.hpp>
 
-#include <yobx/adapters/onnx/tensors.hpp>
+#include <yobx/adapters/onnx/detail/tensors.hpp>
 #include <yobx/onnx/payload.hpp>
-#include <yobx/adapters/onnx/wire.hpp>
+#include <yobx/adapters/onnx/detail/wire.hpp>
 
 #include <google/protobuf/arena.h>
 #include <google/protobuf/io/coded_stream.h>
