@@ -365,6 +365,15 @@ template <class = void>
 inline void write_string(std::string& out, std::string_view s) {
     static constexpr char hex[] = "0123456789abcdef";
     out += '"';
+    // most strings (keys, names, expressions) need no escape: appended whole
+    std::size_t plain = 0;
+    while (plain < s.size()) {
+        const auto c = static_cast<unsigned char>(s[plain]);
+        if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\') break;
+        ++plain;
+    }
+    out.append(s.data(), plain);
+    s.remove_prefix(plain);
     for (std::size_t i = 0; i < s.size();) {
         const auto c = static_cast<unsigned char>(s[i]);
         if (c >= 0x80) {
