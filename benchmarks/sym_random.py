@@ -1,5 +1,5 @@
 """Random expression pairs for the comparison of yobx's symbolic algebra with
-SymPy (compare_sym.py --random). Built the way tests/test_sym_properties.cpp
+SymPy (compare_sym.py --random). Built the way tests/sym/test_sym_properties.cpp
 builds its expressions: random trees over backed sizes s0..s3 (>= 2) and one
 unbacked size u0 (>= 0), and pairs of five kinds:
 

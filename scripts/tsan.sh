@@ -10,8 +10,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p build/tsan
-files=(main test_observer_recording test_observer_fills test_pytree test_sym test_value test_patches)
+files=(main observer/test_observer_recording observer/test_observer_fills pytree/test_pytree sym/test_sym pytree/test_value
+       patches/test_patches)
 flags=(-std=c++20 -O0 -gline-tables-only -fsanitize=thread -D_GLIBCXX_ASSERTIONS -Wall -Wextra -Wpedantic -Werror -Iinclude -Itests)
+mkdir -p build/tsan/observer build/tsan/pytree build/tsan/sym build/tsan/patches
 printf '%s\n' "${files[@]}" | xargs -P "$(nproc)" -I{} clang++ "${flags[@]}" -c tests/{}.cpp -o build/tsan/{}.o
 objects=()
 for f in "${files[@]}"; do objects+=("build/tsan/$f.o"); done

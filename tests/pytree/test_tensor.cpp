@@ -1,5 +1,5 @@
 // The tensor customization point and the dense test tensor.
-#include "support.hpp"
+#include "../support.hpp"
 
 #include <yobx/detail/repr.hpp>
 #include <yobx/tensor.hpp>

@@ -1,6 +1,6 @@
 // InputObserver warnings: what makes a result unusable, said in warnings(), in the readiness
 // report and, as it happens, on the log stream.
-#include "observer_support.hpp"
+#include "../observer_support.hpp"
 
 #include <yobx/sym.hpp>
 

@@ -1,6 +1,6 @@
 // InputObserver, Phase 2: the best candidate and the alignment of every call on it, with the
 // seed's errors checked word for word.
-#include "observer_support.hpp"
+#include "../observer_support.hpp"
 
 // ---------------------------------------------------------------- alignment
 

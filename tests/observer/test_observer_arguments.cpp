@@ -1,6 +1,6 @@
 // InputObserver, Phase 4: the export arguments; remove_inputs, check_discrepancies and the LLM
 // scenario through all four phases.
-#include "observer_support.hpp"
+#include "../observer_support.hpp"
 
 // ---------------------------------------------------------------- arguments
 

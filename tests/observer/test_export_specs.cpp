@@ -1,6 +1,6 @@
 // Derived dimensions, ranges, the export readiness report and the specs for
 // other consumers (TensorRT, ONNX, JSON), on an LLM-like generation loop.
-#include "observer_support.hpp"
+#include "../observer_support.hpp"
 
 #include <string>
 

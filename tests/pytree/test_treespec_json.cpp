@@ -1,5 +1,5 @@
 // TreeSpec's JSON form: exact text, round trips, and a clear error for every malformed input.
-#include "support.hpp"
+#include "../support.hpp"
 
 #include <yobx/detail/json.hpp>
 #include <yobx/detail/utf8.hpp>

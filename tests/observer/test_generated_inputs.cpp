@@ -2,13 +2,13 @@
 // seeded generator, so that every build of the suite (ci, clang, asan with
 // _GLIBCXX_ASSERTIONS) runs them; and the unified diffs of generated text
 // pairs judged by GNU patch.
-#include "error_of.hpp"
-#include "fuzz/diff_check.hpp"
-#include "fuzz/generators.hpp"
-#include "fuzz/observer_check.hpp"
-#include "fuzz/shape_graph_check.hpp"
-#include "fuzz/stack_trace_check.hpp"
-#include "fuzz/sym_laws_check.hpp"
+#include "../error_of.hpp"
+#include "../fuzz/diff_check.hpp"
+#include "../fuzz/generators.hpp"
+#include "../fuzz/observer_check.hpp"
+#include "../fuzz/shape_graph_check.hpp"
+#include "../fuzz/stack_trace_check.hpp"
+#include "../fuzz/sym_laws_check.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,5 +1,5 @@
 // Value<T>: the dynamic tree, its Python-like form, and conversions with static pytrees.
-#include "support.hpp"
+#include "../support.hpp"
 
 #include <yobx/value.hpp>
 

@@ -3,7 +3,7 @@
 
 #include <doctest/doctest.h>
 
-#include "error_of.hpp"
+#include "../error_of.hpp"
 
 #include <cstdint>
 #include <limits>

@@ -7,7 +7,7 @@
 
 #include <doctest/doctest.h>
 
-#include "error_of.hpp"
+#include "../error_of.hpp"
 
 #include <cstdint>
 #include <span>

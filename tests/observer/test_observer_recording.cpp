@@ -1,6 +1,6 @@
 // InputObserver, Phase 1: the signature, the recording wrappers and scopes, constants, keyword order,
 // value_if_missing and binding errors.
-#include "observer_support.hpp"
+#include "../observer_support.hpp"
 
 #include <atomic>
 #include <chrono>

@@ -1,6 +1,6 @@
 // Patches: source capture, diffs, PatchInfo, PatchDetails and its reports over
 // a traced graph, PatchGuard, and the shipped patches of the shape rules.
-#include "error_of.hpp"
+#include "../error_of.hpp"
 
 #include <yobx/patches.hpp>
 #include <yobx/shape_inference.hpp>
@@ -84,7 +84,7 @@ TEST_CASE("YOBX_PATCH_SOURCE captures the name, the text, the file and the exact
     const yobx::SourceText& s = double_it_source();
     CHECK(s.name == "double_it");
     CHECK(s.code == "int double_it(int x) { return 2 * x; }");
-    CHECK(std::string_view(s.file).ends_with("tests/test_patches.cpp"));
+    CHECK(std::string_view(s.file).ends_with("tests/patches/test_patches.cpp"));
     CHECK(s.first_line == double_first_line);
     CHECK(s.last_line == double_last_line);
     CHECK(s.text() == "int double_it(int x) {\n    return 2 * x;\n}\n");
@@ -331,7 +331,7 @@ Graph traced_graph() {
     g.nodes.push_back({"add", {{"stack_trace", frame("model.cpp", 11, "forward")}}});
     g.nodes.push_back({"constant", {}});
     // A relative path names the same file as an absolute __FILE__.
-    g.nodes.push_back({"mul_1", {{"stack_trace", frame("tests/test_patches.cpp", t.last_line, "triple_it")}}});
+    g.nodes.push_back({"mul_1", {{"stack_trace", frame("tests/patches/test_patches.cpp", t.last_line, "triple_it")}}});
     g.nodes.push_back({"sub", {{"stack_trace", frame(t.file, t.last_line + 1, "after")}}});
     g.nodes.push_back({"neg", {{"stack_trace", frame(d.file, d.first_line, "double_it")}}});
     g.nodes.push_back({"other_file", {{"stack_trace", frame("other/test_patches.cpp.h", t.first_line, "x")}}});
@@ -439,7 +439,7 @@ TEST_CASE("a report matches frames whose paths differ in spelling from __FILE__"
     PatchInfo triple = PatchInfo::make(&triple_it, scale, {.original = "double_it", .family = "test"});
     const std::string file(triple_it_source().file);
     const int line = triple_it_source().first_line + 1;
-    const std::size_t slash = file.rfind('/') + 1;  // tests/test_patches.cpp -> tests/./test_patches.cpp
+    const std::size_t slash = file.rfind('/') + 1;  // tests/patches/test_patches.cpp -> tests/patches/./test_patches.cpp
     const std::string dotted = file.substr(0, slash) + "./" + file.substr(slash);
     Graph g{{{"dotted", {{"stack_trace", frame(dotted, line, "triple_it")}}},
              {"crlf", {{"stack_trace", frame(file, line, "triple_it") + "\r\n    return factor * x;\r\n"}}},
@@ -470,11 +470,11 @@ TEST_CASE("make_report lists each involved patch with its diff and nodes, as tex
     CHECK(d.make_report(g) == "1 patch(es) involved in the graph.\n\n" + triple.format_diff("raw") +
                                   "nodes created inside triple_it (2):\n"
                                   "  mul: File \"" + t + "\", line " + l1 + ", in triple_it\n"
-                                  "  mul_1: File \"tests/test_patches.cpp\", line " + l2 + ", in triple_it\n");
+                                  "  mul_1: File \"tests/patches/test_patches.cpp\", line " + l2 + ", in triple_it\n");
     CHECK(d.make_report(g, "rst") == "1 patch(es) involved in the graph.\n\n" + triple.format_diff("rst") +
                                          "\nNodes created inside ``triple_it`` (2):\n\n"
                                          "- ``mul``: ``File \"" + t + "\", line " + l1 + ", in triple_it``\n"
-                                         "- ``mul_1``: ``File \"tests/test_patches.cpp\", line " + l2 + ", in triple_it``\n");
+                                         "- ``mul_1``: ``File \"tests/patches/test_patches.cpp\", line " + l2 + ", in triple_it``\n");
     CHECK(PatchDetails{}.make_report(g) == "No patch is involved in the graph.\n");
 
     // A node without a `name` member is labelled by its position.

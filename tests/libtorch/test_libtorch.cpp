@@ -1,7 +1,7 @@
 // The LibTorch adapter: at::Tensor as a yobx tensor, IValue conversions,
 // signatures from schemas, observed TorchScript and nn modules, the KV cache,
 // kernel patches, and the demo model's observed shapes.
-#include "error_of.hpp"
+#include "../error_of.hpp"
 #include "tiny_llm.hpp"
 
 #include <yobx/adapters/libtorch.hpp>

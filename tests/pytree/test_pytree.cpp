@@ -1,5 +1,5 @@
 // The static pytree layer: every node kind, specs, key paths, fixed-size flatten, errors.
-#include "support.hpp"
+#include "../support.hpp"
 
 #include <yobx/pytree.hpp>
 

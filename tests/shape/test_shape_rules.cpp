@@ -4,7 +4,7 @@
 
 #include <doctest/doctest.h>
 
-#include "error_of.hpp"
+#include "../error_of.hpp"
 
 #include <cstdint>
 #include <limits>

@@ -1,6 +1,6 @@
 // InputObserver: what an absent input means (fill_if_missing), sized per call, and the fills
 // checked on the model (check_fills) and listed in the readiness report.
-#include "observer_support.hpp"
+#include "../observer_support.hpp"
 
 #include <thread>
 

@@ -1,7 +1,7 @@
 // torch's pytree JSON (treespec_dumps, protocol 1) read into a TreeSpec and written back. The
 // strings are what torch 2.6's treespec_dumps writes; tests/export/check_treespec_torch.py checks
 // the round trip against torch itself on Debian 13.
-#include "error_of.hpp"
+#include "../error_of.hpp"
 
 #include <yobx/dense_tensor.hpp>
 #include <yobx/treespec_torch.hpp>

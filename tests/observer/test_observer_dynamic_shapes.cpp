@@ -1,5 +1,5 @@
 // InputObserver, Phase 3: dynamic axes, their labels, and the dynamic_shapes literal.
-#include "observer_support.hpp"
+#include "../observer_support.hpp"
 
 // ---------------------------------------------------------------- dynamic shapes
 
