@@ -215,7 +215,8 @@ def _infer(model, strict, hints, op_profiles, onnx_fallback, guess_output_rank=F
     return out, report
 
 
-def infer_shapes(model, *, strict=False, hints=None, op_profiles=None, onnx_fallback=True, with_report=False, inplace=False):
+def infer_shapes(model, *, strict=False, hints=None, op_profiles=None, onnx_fallback=True, with_report=False, inplace=False,
+                 guess_output_rank=False, auto_merge=False):
     """A new ModelProto with the type and shape of every value written in.
 
     ``model`` is an ``onnx.ModelProto`` (not changed) or its serialized bytes. The
@@ -236,8 +237,13 @@ def infer_shapes(model, *, strict=False, hints=None, op_profiles=None, onnx_fall
     - ``inplace``: write the types into ``model`` (a ModelProto) and return it, the
       same object: no copy of the model, which is most of the call on a model of
       large weights (resnet18's 47 MB). On an error ``model`` is left as it was.
+    - ``guess_output_rank``, ``auto_merge``: onnxruntime's tool's options of the same
+      names (an operator no rule covers gets its first input's rank; two dims a
+      broadcast must equate are taken equal, an assumption in the report), which
+      the drop-in (``yobx.onnx.ort``) passes on.
     """
-    out, report = _infer(model, strict, hints, op_profiles, onnx_fallback, with_report=with_report, inplace=inplace)
+    out, report = _infer(model, strict, hints, op_profiles, onnx_fallback, guess_output_rank=guess_output_rank, auto_merge=auto_merge,
+                         with_report=with_report, inplace=inplace)
     return (out, json.loads(report)) if with_report else out
 
 

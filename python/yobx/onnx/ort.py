@@ -19,12 +19,11 @@ puts onnxruntime's back after::
 """
 import contextlib
 import importlib
-import json
 import logging
 import sys
 import threading
 
-from . import _infer
+from . import infer_shapes
 
 __all__ = ["SymbolicShapeInference", "SymbolicShapeInferenceHelper", "patched", "last_report"]
 
@@ -91,8 +90,7 @@ class SymbolicShapeInference:
         if not opset or opset < 7:
             logger.warning("Only support models of onnx opset 7 and above.")
             return None
-        out, text = _infer(in_mp, False, None, None, True, guess_output_rank, auto_merge)
-        report = json.loads(text)
+        out, report = infer_shapes(in_mp, with_report=True, guess_output_rank=guess_output_rank, auto_merge=auto_merge)
         _local.report = report
         if verbose > 0:
             logger.info("yobx: %d values, %d dims: %d constant, %d symbolic, %d fresh, %d unknown rank", report["values"],
