@@ -19,7 +19,7 @@
 #include <yobx/adapters/onnx/detail/protobuf.hpp>
 
 #include <yobx/adapters/onnx/model_file.hpp>
-#include <yobx/adapters/onnx/options.hpp>
+#include <yobx/adapters/onnx/inference_options.hpp>
 #include <yobx/adapters/onnx/detail/walker.hpp>
 #include <yobx/onnx/ops.hpp>
 #include <yobx/onnx/report.hpp>

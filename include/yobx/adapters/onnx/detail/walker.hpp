@@ -20,7 +20,7 @@
 #include <yobx/adapters/onnx/detail/type_sinks.hpp>
 #include <yobx/adapters/onnx/detail/walk_record.hpp>
 #include <yobx/adapters/onnx/detail/wire.hpp>
-#include <yobx/adapters/onnx/options.hpp>
+#include <yobx/adapters/onnx/inference_options.hpp>
 #include <yobx/onnx/ops.hpp>
 #include <yobx/onnx/report.hpp>
 

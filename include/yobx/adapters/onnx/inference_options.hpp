@@ -1,4 +1,4 @@
-// yobx/adapters/onnx/options.hpp — how infer_shapes walks a model: strict, hints, op profiles, the model's directory.
+// yobx/adapters/onnx/inference_options.hpp — how infer_shapes walks a model: strict, hints, op profiles, the model's directory.
 #pragma once
 
 #include <yobx/onnx/op_profiles.hpp>
