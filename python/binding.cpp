@@ -19,7 +19,6 @@
 #include <exception>
 #include <filesystem>
 #include <functional>
-#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -342,14 +341,9 @@ PYBIND11_MODULE(_yobx, m) {
     m.def(
         "payload_unread",
         [](int elem_type, const std::vector<std::int64_t>& dims) {
-            // the count as ModelFile's pass takes it: a negative dim or an overflow is the model's
-            // error, which C++ reports on the tensor given whole
-            std::int64_t count = 1;
-            for (const std::int64_t d : dims) {
-                if (d < 0 || (d > 0 && count > std::numeric_limits<std::int64_t>::max() / d)) return false;
-                count *= d;
-            }
-            return yobx::onnx::payload_unread(elem_type, dims.size(), count);
+            // a negative dim or an overflow is the model's error, which C++ reports on the tensor given whole
+            const auto count = yobx::onnx::detail::element_count(dims);
+            return count && yobx::onnx::payload_unread(elem_type, dims.size(), *count);
         },
         py::arg("elem_type"), py::arg("dims"), "whether no inference reads the payload of a tensor of this type and dims (yobx/onnx/payload.hpp)");
 

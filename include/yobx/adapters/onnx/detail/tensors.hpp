@@ -32,8 +32,9 @@
 
 namespace yobx::onnx::detail {
 
-/// The element count of dims, nullopt on overflow or a negative dim.
-inline std::optional<std::int64_t> element_count(const google::protobuf::RepeatedField<std::int64_t>& dims) {
+/// The element count of dims (a TensorProto's, or any range of int64), nullopt on overflow or a negative dim.
+template <class Dims>
+std::optional<std::int64_t> element_count(const Dims& dims) {
     std::int64_t n = 1;
     for (auto d : dims)
         if (d < 0 || __builtin_mul_overflow(n, d, &n)) return std::nullopt;
