@@ -1,5 +1,8 @@
 // yobx/treespec.hpp — TreeSpec, the structure of a pytree without its leaves.
 //
+// Over 600 lines: it still holds key paths, the spec's storage, TreeSpec and its JSON reader,
+// four concepts whose split into headers of their own is left (docs/architecture.md).
+//
 // A TreeSpec is a value: cheap to copy (a shared immutable node array), to
 // compare and to hash, printable in torch's style, and storable as JSON next
 // to saved tensors. Key entries and key paths (`[1]['past_key_values'].key_cache[3]`)

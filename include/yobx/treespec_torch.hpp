@@ -1,5 +1,9 @@
 // yobx/treespec_torch.hpp — torch's pytree JSON (treespec_dumps, protocol 1) for TreeSpec.
 //
+// Over 600 lines: it still holds torch's pytree JSON, the program's call binding and
+// ProgramInputs, three concepts whose split into headers of their own is left
+// (docs/architecture.md).
+//
 // An exported program's in_spec and out_spec, and an AOTInductor package's
 // call spec (AOTIModelPackageLoader::get_call_spec), are written by
 // torch.utils._pytree.treespec_dumps:
