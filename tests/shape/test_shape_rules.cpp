@@ -398,10 +398,10 @@ TEST_CASE("Slice reads an end of exactly INT32_MAX or INT64_MAX as numpy's None,
     CHECK(str(shape::slice(env, {w}, {-1}, {int_max - 1}, std::nullopt, one(-1))) == "[0]");
     CHECK(str(shape::slice(env, {w}, {-1}, {i32 - 1}, std::nullopt, one(-1))) == "[w - Min(2147483647, w)]");
     // values of a shape tensor follow the same reading
-    CHECK(shape::detail::slice_indices(5, 4, int_max, -1) == std::vector<std::int64_t>{4, 3, 2, 1, 0});
-    CHECK(shape::detail::slice_indices(5, -1, i32, -2) == std::vector<std::int64_t>{4, 2, 0});
-    CHECK(shape::detail::slice_indices(5, 4, int_max - 1, -1).empty());
-    CHECK(shape::detail::slice_indices(5, 1, i32, 1) == std::vector<std::int64_t>{1, 2, 3, 4});
+    CHECK(onnx::ops::slice_indices(5, 4, int_max, -1) == std::vector<std::int64_t>{4, 3, 2, 1, 0});
+    CHECK(onnx::ops::slice_indices(5, -1, i32, -2) == std::vector<std::int64_t>{4, 2, 0});
+    CHECK(onnx::ops::slice_indices(5, 4, int_max - 1, -1).empty());
+    CHECK(onnx::ops::slice_indices(5, 1, i32, 1) == std::vector<std::int64_t>{1, 2, 3, 4});
 }
 
 TEST_CASE("Slice with a negative step clamps a start before the first element to 0, as ONNX does (numpy takes nothing)") {
@@ -418,10 +418,10 @@ TEST_CASE("Slice with a negative step clamps a start before the first element to
     CHECK(str(shape::slice(env, {0}, {-2}, {int_min}, std::nullopt, std::vector<std::int64_t>{-1})) == "[0]");
     CHECK(str(shape::slice(env, {0}, {3}, {-9}, std::nullopt, std::vector<std::int64_t>{-1})) == "[0]");
     // and the values of a shape tensor follow the same rule
-    CHECK(shape::detail::slice_indices(1, -2, std::numeric_limits<std::int64_t>::min(), -2) == std::vector<std::int64_t>{0});
-    CHECK(shape::detail::slice_indices(5, -9, -9, -1) == std::vector<std::int64_t>{0});  // [0, 4] and [-1, 4]: element 0
-    CHECK(shape::detail::slice_indices(5, 9, 1, -2) == std::vector<std::int64_t>{4, 2});
-    CHECK(shape::detail::slice_indices(0, 3, -9, -1).empty());
+    CHECK(onnx::ops::slice_indices(1, -2, std::numeric_limits<std::int64_t>::min(), -2) == std::vector<std::int64_t>{0});
+    CHECK(onnx::ops::slice_indices(5, -9, -9, -1) == std::vector<std::int64_t>{0});  // [0, 4] and [-1, 4]: element 0
+    CHECK(onnx::ops::slice_indices(5, 9, 1, -2) == std::vector<std::int64_t>{4, 2});
+    CHECK(onnx::ops::slice_indices(0, 3, -9, -1).empty());
 }
 
 TEST_CASE("slice asks the ShapeEnv for the sign of an index it cannot place") {

@@ -9,7 +9,10 @@
 //   yobx::onnx::elem_type_of("float");                  // 1 (float32)
 #pragma once
 
+#include <yobx/dtype.hpp>
+
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -84,6 +87,16 @@ constexpr int elem_type_of(std::string_view name) noexcept {
     for (const auto& [alias, code] : elem::aliases)
         if (alias == name) return code;
     return elem::undefined;
+}
+
+/// The ONNX element type of one of yobx's own dtypes (DType's names are the table's).
+inline int elem_type_of(DType d) noexcept { return elem_type_of(to_string(d)); }
+
+/// The DType of an ONNX element type, nullopt for a type DType does not have (float16, uint8...).
+inline std::optional<DType> dtype_of_elem(int elem_type) noexcept {
+    for (DType d : {DType::float32, DType::float64, DType::int32, DType::int64, DType::bool_})
+        if (elem_type_of(d) == elem_type) return d;
+    return std::nullopt;
 }
 
 }  // namespace yobx::onnx

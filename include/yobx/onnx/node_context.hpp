@@ -7,6 +7,7 @@
 // on a graph built in C++ as on a file, like ONNX's own InferenceContext.
 #pragma once
 
+#include <yobx/detail/source_location.hpp>
 #include <yobx/error.hpp>
 #include <yobx/onnx/elem_type.hpp>
 #include <yobx/shape/rules.hpp>
@@ -25,6 +26,11 @@
 #include <vector>
 
 namespace yobx::onnx {
+
+/// The newest default-domain opset whose operators yobx knows.
+inline constexpr int max_known_opset = 22;
+/// The oldest default-domain opset yobx reads.
+inline constexpr int min_known_opset = 7;
 
 /// The float values a Mul or Div by a constant left between integers: element i is
 /// `values[i] * factors[i]` (`/` with `divide`) as the tensor's float type computes it, which
@@ -314,6 +320,11 @@ public:
     /// The ShapeEnv's simplified form.
     SymInt simplify(const SymInt& e) const { return env_->simplify(e); }
 
+    /// Where a question the rule asks the ShapeEnv is reported: the caller's line when one was
+    /// set (ShapeInference gives its user's), else `here`, the rule's own line.
+    source_location where(source_location here = source_location::current()) const noexcept { return where_ ? *where_ : here; }
+    void set_where(source_location where) noexcept { where_ = where; }
+
     /// Gives the node's subgraphs to its rule (the walk does, for a node with graph attributes).
     void set_subgraphs(const SubgraphInferencer* subgraphs) noexcept { subgraphs_ = subgraphs; }
     /// The outputs of the graph attribute `attribute` walked with `inputs` (SubgraphInferencer),
@@ -354,6 +365,7 @@ private:
     std::vector<std::optional<TensorInfo>> outputs_;
     std::vector<FreshSymbol> fresh_;
     const SubgraphInferencer* subgraphs_ = nullptr;
+    std::optional<source_location> where_;
 };
 
 /// A shape rule: fills ctx's outputs from its inputs.

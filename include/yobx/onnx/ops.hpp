@@ -23,11 +23,6 @@
 
 namespace yobx::onnx {
 
-/// The newest default-domain opset whose operators yobx knows.
-inline constexpr int max_known_opset = 22;
-/// The oldest default-domain opset yobx reads.
-inline constexpr int min_known_opset = 7;
-
 /// Every rule, built once.
 ///   const Rule rule = default_registry().find("", "Conv", 17);
 inline const OpRegistry& default_registry() {

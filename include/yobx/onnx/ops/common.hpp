@@ -56,7 +56,7 @@ inline Shape broadcast_each_axis(NodeContext& ctx, const std::vector<Shape>& sha
             d = guarded(
                 ctx,
                 [&] {
-                    const auto one = shape::broadcast_dim(ctx.env(), prev, e, ctx.policy());
+                    const auto one = shape::broadcast_dim(ctx.env(), prev, e, ctx.policy(), ctx.where());
                     return one ? *one : ctx.fresh(why);
                 },
                 [&] { return undecided_broadcast(ctx, prev, e, why); });
@@ -71,7 +71,7 @@ inline Shape broadcast_each_axis(NodeContext& ctx, const std::vector<Shape>& sha
 /// [1, m, 32] keeps batch and 32).
 inline Shape broadcast_shapes(NodeContext& ctx, const std::vector<Shape>& shapes) {
     if (shapes.empty()) ctx.fail("no input");
-    const auto run = [&] { return shape::broadcast(ctx.env(), shapes, ctx.policy(), ctx.op_type()); };
+    const auto run = [&] { return shape::broadcast(ctx.env(), shapes, ctx.policy(), ctx.op_type(), ctx.where()); };
     return guarded(ctx, run, [&] { return broadcast_each_axis(ctx, shapes, "broadcast the ShapeEnv could not decide"); });
 }
 

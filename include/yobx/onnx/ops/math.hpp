@@ -15,7 +15,7 @@ namespace yobx::onnx::ops {
 inline void matmul_at(NodeContext& ctx, std::size_t a, std::size_t b, int out_type) {
     const Shape &x = ctx.shape(a), &y = ctx.shape(b);
     Shape out = guarded(
-        ctx, [&] { return shape::matmul(ctx.env(), x, y, ctx.policy()); },
+        ctx, [&] { return shape::matmul(ctx.env(), x, y, ctx.policy(), ctx.where()); },
         [&] {
             // the batch axes one by one: only those the ShapeEnv cannot decide are fresh
             const auto batch = [&](const Shape& s) { return s.size() > 2 ? Shape(s.begin(), s.end() - 2) : Shape{}; };

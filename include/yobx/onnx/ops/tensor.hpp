@@ -9,8 +9,8 @@
 
 #include <yobx/onnx/ops/common.hpp>
 #include <yobx/onnx/ops/rounding.hpp>
-#include <yobx/shape/inference.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -144,7 +144,7 @@ inline void reshape(NodeContext& ctx) {
     if (ctx.opset() < 5) {
         const auto s = ctx.attr_ints("shape");
         if (!s) ctx.fail("attribute 'shape' is required");
-        out = shape::reshape(ctx.env(), in, Shape(s->begin(), s->end()), false);
+        out = shape::reshape(ctx.env(), in, Shape(s->begin(), s->end()), false, ctx.where());
     } else {
         const Shape& target = ctx.shape(1);
         if (target.size() != 1 || !target[0].maybe_constant()) throw UnknownInput{"the length of the target shape is not known"};
@@ -169,7 +169,7 @@ inline void reshape(NodeContext& ctx) {
                 ctx,
                 [&] {
                     try {
-                        return shape::reshape(ctx.env(), in, t, allowzero);
+                        return shape::reshape(ctx.env(), in, t, allowzero, ctx.where());
                     } catch (const GuardOnDataDependentSymNode&) {
                         // a question the entries answer without it: strict mode too takes the proof
                         Shape proven;
@@ -210,7 +210,7 @@ inline void squeeze(NodeContext& ctx) {
     const Shape& in = ctx.shape(0);
     const auto axes = ints_from(ctx, "axes", 1, 13);
     Shape out = guarded(
-        ctx, [&] { return shape::squeeze(ctx.env(), in, axes); },
+        ctx, [&] { return shape::squeeze(ctx.env(), in, axes, ctx.where()); },
         [&]() -> Shape { throw UnknownInput{"which dimensions are 1 is not known"}; });
     set_reshaped(ctx, std::move(out));
 }
@@ -247,7 +247,7 @@ inline void concat(NodeContext& ctx) {
     const std::int64_t axis = ctx.attr_int("axis", ctx.opset() < 4 ? 1 : std::numeric_limits<std::int64_t>::min());
     if (axis == std::numeric_limits<std::int64_t>::min()) ctx.fail("attribute 'axis' is required");
     Shape out = guarded(
-        ctx, [&] { return shape::concat(ctx.env(), shapes, axis); },
+        ctx, [&] { return shape::concat(ctx.env(), shapes, axis, ctx.where()); },
         [&] {
             Shape o = shapes[0];
             const std::int64_t ax = ctx.axis(axis, static_cast<std::int64_t>(o.size()));
@@ -310,6 +310,30 @@ inline void split(NodeContext& ctx) {
     }
 }
 
+/// ONNX's Slice of a range of n elements: the indices taken, in order. A negative
+/// index counts from the end; then a positive step clamps start and end to [0, n],
+/// a negative step clamps the start to [0, n - 1] and the end to [-1, n - 1]; an end
+/// of exactly INT32_MAX or INT64_MAX reaches the last element, or the first for a
+/// negative step (onnxruntime's reading, shape::slice's).
+inline std::vector<std::int64_t> slice_indices(std::int64_t n, std::int64_t start, std::int64_t end, std::int64_t step) {
+    // Min(Max(v, lo), hi): an empty range clamps a backward start to -1, nothing taken
+    const auto norm = [&](std::int64_t v, std::int64_t lo, std::int64_t hi) { return std::min(std::max(v < 0 ? v + n : v, lo), hi); };
+    std::vector<std::int64_t> out;
+    // the distances stay within [0, n + 1], so `distance - step` cannot overflow even for huge steps
+    if (step > 0) {
+        for (std::int64_t i = norm(start, 0, n), e = norm(end, 0, n); i < e; i += step) {
+            out.push_back(i);
+            if ((e - i) - step <= 0) break;
+        }
+    } else {
+        for (std::int64_t i = norm(start, 0, n - 1), e = shape::detail::open_end(end) ? -1 : norm(end, -1, n - 1); i > e; i += step) {
+            out.push_back(i);
+            if ((i - e) + step <= 0) break;
+        }
+    }
+    return out;
+}
+
 /// Slice: starts, ends, axes, steps as attributes before opset 10, inputs since.
 /// Starts or ends nobody knows give a fresh symbol for each sliced dimension.
 inline void slice(NodeContext& ctx) {
@@ -341,7 +365,7 @@ inline void slice(NodeContext& ctx) {
         return o;
     };
     if (axes && static_cast<std::int64_t>(axes->size()) != count) ctx.fail("axes and starts differ in length");
-    Shape out = starts && ends ? guarded(ctx, [&] { return shape::slice(ctx.env(), in, *starts, *ends, axes, steps); }, unknown_bounds)
+    Shape out = starts && ends ? guarded(ctx, [&] { return shape::slice(ctx.env(), in, *starts, *ends, axes, steps, ctx.where()); }, unknown_bounds)
                                : unknown_bounds();
     // values of any rank: each axis walks its slice's indices (every index where not sliced)
     std::optional<std::vector<SymInt>> values;
@@ -358,7 +382,7 @@ inline void slice(NodeContext& ctx) {
             known = s && e && step != 0;
             if (known) {
                 const auto a = static_cast<std::size_t>(axis_of(k));
-                indices[a] = shape::detail::slice_indices(b->dims[a], *s, *e, step);
+                indices[a] = slice_indices(b->dims[a], *s, *e, step);
             }
         }
         if (known) {
@@ -370,21 +394,24 @@ inline void slice(NodeContext& ctx) {
     ctx.set_output_block(0, TensorInfo::of(ctx.elem_type(0), std::move(out), std::move(values)));
 }
 
-/// Gather(axis); the values of a 1-D shape tensor are gathered at constant indices.
+/// Gather(axis); the values of a 1-D shape tensor are gathered at constant indices. A constant
+/// index past a constant dimension is an error (every runtime refuses it).
 inline void gather(NodeContext& ctx) {
     const Shape& data = ctx.shape(0);
     const std::int64_t ax = ctx.axis(ctx.attr_int("axis", 0), static_cast<std::int64_t>(data.size()));
     Shape out = shape::gather(data, ctx.shape(1), ax);
+    const auto idx = ctx.constant_values(1);
+    if (const auto dim = data[static_cast<std::size_t>(ax)].maybe_constant(); idx && dim)
+        for (auto i : *idx)
+            if (i < -*dim || i >= *dim)
+                ctx.fail("index " + std::to_string(i) + " is out of range for axis " + std::to_string(ax) + " of size " +
+                         std::to_string(*dim) + " (data shape " + format_shape(data) + ")");
     std::optional<std::vector<SymInt>> values;
     const auto* v = ctx.values(0);
-    const auto idx = ctx.constant_values(1);
     if (v && idx && data.size() == 1 && out.size() <= 1) {
         const auto n = static_cast<std::int64_t>((*v)->size());
         values.emplace();
-        for (auto i : *idx) {
-            if (i < -n || i >= n) ctx.fail("index " + std::to_string(i) + " is out of range for a dimension of size " + std::to_string(n));
-            values->push_back((**v)[static_cast<std::size_t>(i < 0 ? i + n : i)]);
-        }
+        for (auto i : *idx) values->push_back((**v)[static_cast<std::size_t>(i < 0 ? i + n : i)]);
     }
     ctx.set_output(0, ctx.elem_type(0), std::move(out), std::move(values));
 }
@@ -426,7 +453,7 @@ inline void expand(NodeContext& ctx) {
     Shape out;
     if (const auto* v = ctx.values(1)) {
         const Shape target(**v);
-        out = guarded(ctx, [&] { return shape::expand(ctx.env(), in, target, ctx.policy()); }, unknown);
+        out = guarded(ctx, [&] { return shape::expand(ctx.env(), in, target, ctx.policy(), ctx.where()); }, unknown);
     } else {
         out = unknown();
     }
