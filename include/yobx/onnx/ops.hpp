@@ -15,11 +15,13 @@
 #include <yobx/onnx/ops/control_flow.hpp>
 #include <yobx/onnx/ops/elementwise.hpp>
 #include <yobx/onnx/ops/generator.hpp>
+#include <yobx/onnx/ops/indexing.hpp>
 #include <yobx/onnx/ops/math.hpp>
 #include <yobx/onnx/ops/microsoft.hpp>
 #include <yobx/onnx/ops/nn.hpp>
 #include <yobx/onnx/ops/quantization.hpp>
-#include <yobx/onnx/ops/tensor.hpp>
+#include <yobx/onnx/ops/reshaping.hpp>
+#include <yobx/onnx/ops/spatial.hpp>
 
 namespace yobx::onnx {
 
@@ -29,7 +31,9 @@ inline const OpRegistry& default_registry() {
     static const OpRegistry registry = [] {
         OpRegistry r;
         ops::register_elementwise(r);
-        ops::register_tensor(r);
+        ops::register_reshaping(r);
+        ops::register_indexing(r);
+        ops::register_spatial(r);
         ops::register_math(r);
         ops::register_nn(r);
         ops::register_generator(r);

@@ -19,8 +19,9 @@
 #include <yobx/onnx/elem_type.hpp>
 #include <yobx/onnx/node_context.hpp>
 #include <yobx/onnx/ops/elementwise.hpp>
+#include <yobx/onnx/ops/indexing.hpp>
 #include <yobx/onnx/ops/math.hpp>
-#include <yobx/onnx/ops/tensor.hpp>
+#include <yobx/onnx/ops/reshaping.hpp>
 #include <yobx/shape/rules.hpp>
 #include <yobx/shape/sym_tensor.hpp>
 #include <yobx/sym.hpp>

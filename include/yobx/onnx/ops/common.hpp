@@ -135,4 +135,33 @@ inline std::optional<std::vector<std::int64_t>> ints_from(const NodeContext& ctx
     return v;
 }
 
+/// The row-major strides of a block of `dims`.
+inline std::vector<std::int64_t> block_strides(const std::vector<std::int64_t>& dims) {
+    std::vector<std::int64_t> strides(dims.size());
+    std::int64_t stride = 1;
+    for (std::size_t a = dims.size(); a-- > 0;) {
+        strides[a] = stride;
+        stride *= dims[a];
+    }
+    return strides;
+}
+
+/// The values a block's elements become when output axis a walks the input offsets
+/// `steps[a]` (a slice's indices, a permuted axis, each times its input stride): the
+/// output in row-major order, each element the sum of one step of each axis.
+inline std::vector<SymInt> picked_values(const std::vector<SymInt>& values, const std::vector<std::vector<std::int64_t>>& steps) {
+    std::vector<std::int64_t> offsets{0};
+    for (const auto& axis : steps) {
+        std::vector<std::int64_t> next;
+        next.reserve(offsets.size() * axis.size());
+        for (std::int64_t o : offsets)
+            for (std::int64_t step : axis) next.push_back(o + step);
+        offsets = std::move(next);
+    }
+    std::vector<SymInt> out;
+    out.reserve(offsets.size());
+    for (std::int64_t o : offsets) out.push_back(values[static_cast<std::size_t>(o)]);
+    return out;
+}
+
 }  // namespace yobx::onnx::ops

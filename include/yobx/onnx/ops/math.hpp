@@ -9,6 +9,41 @@
 #include <string>
 #include <vector>
 
+namespace yobx::shape {
+
+/// numpy's matmul: a 1-D left operand is a row, a 1-D right operand a column (the
+/// added dimension is removed from the result); leading dimensions broadcast
+/// through `shape_hooks.infer_size`; the contracted dimensions must be equal
+/// (proven, or recorded with ShapeEnv::check).
+///   matmul(env, {n, a, k}, {k, m})  is [n, a, m]
+///   matmul(env, {k}, {k})           is []
+template <class = void>
+Shape matmul(ShapeEnv& env, const Shape& a, const Shape& b, BroadcastPolicy policy = BroadcastPolicy::strict,
+             source_location where = source_location::current()) {
+    if (a.empty() || b.empty())
+        detail::fail("MatMul", "operands must have rank >= 1, got shapes " + format_shape(a) + " and " + format_shape(b));
+    // a 1-D operand as a matrix; a larger one as it is (not copied)
+    const Shape a1 = a.size() == 1 ? Shape{1, a[0]} : Shape{}, b1 = b.size() == 1 ? Shape{b[0], 1} : Shape{};
+    const Shape& a2 = a.size() == 1 ? a1 : a;
+    const Shape& b2 = b.size() == 1 ? b1 : b;
+    const SymInt& ka = a2[a2.size() - 1];
+    const SymInt& kb = b2[b2.size() - 2];
+    detail::require_equal(
+        env, ka, kb, "MatMul",
+        [&] {
+            return "contracted dimensions differ: " + format_shape(a) + " @ " + format_shape(b) + " contracts " +
+                   ka.to_string() + " with " + kb.to_string();
+        },
+        where);
+    Shape out = infer_size(env, Shape(a2.begin(), a2.end() - 2), Shape(b2.begin(), b2.end() - 2), policy, "MatMul", where);
+    out.reserve(out.size() + 2);
+    if (a.size() > 1) out.push_back(a2[a2.size() - 2]);
+    if (b.size() > 1) out.push_back(b2[b2.size() - 1]);
+    return out;
+}
+
+}  // namespace yobx::shape
+
 namespace yobx::onnx::ops {
 
 /// MatMul, MatMulInteger, QLinearMatMul: numpy's matmul with batch broadcasting.
