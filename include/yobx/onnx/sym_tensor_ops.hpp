@@ -26,8 +26,10 @@
 #include <yobx/shape/sym_tensor.hpp>
 #include <yobx/sym.hpp>
 
+#include <array>
 #include <cstdint>
 #include <initializer_list>
+#include <tuple>
 #include <limits>
 #include <optional>
 #include <span>
@@ -95,7 +97,7 @@ public:
     /// Cast to `to`. Values survive a cast to an integer type that holds them.
     template <class = void>
     SymTensor cast(const SymTensor& x, DType to) const {
-        return run("Cast", onnx::ops::cast, {&x}, {{"to", int_attr(onnx::elem_type_of(to))}});
+        return run("Cast", onnx::ops::cast, {&x}, attributes(cast_slot, {{"to", int_attr(onnx::elem_type_of(to))}}));
     }
 
     /// Concat along `axis`; values are concatenated when every input has them.
@@ -104,7 +106,7 @@ public:
         std::vector<const SymTensor*> tensors;
         for (const auto& t : inputs) tensors.push_back(&t);
         same_dtype("Concat", tensors);
-        return run("Concat", onnx::ops::concat, tensors, {{"axis", int_attr(axis)}}, where);
+        return run("Concat", onnx::ops::concat, tensors, attributes(concat_slot, {{"axis", int_attr(axis)}}), where);
     }
     template <class = void>
     SymTensor concat(std::initializer_list<SymTensor> inputs, std::int64_t axis, source_location where = source_location::current()) {
@@ -116,7 +118,7 @@ public:
     template <class = void>
     SymTensor gather(const SymTensor& data, const SymTensor& indices, std::int64_t axis = 0) const {
         require_integer("Gather", "indices", indices);
-        return run("Gather", onnx::ops::gather, {&data, &indices}, {{"axis", int_attr(axis)}});
+        return run("Gather", onnx::ops::gather, {&data, &indices}, attributes(gather_slot, {{"axis", int_attr(axis)}}));
     }
 
     /// Reshape to the values of `target` (a 1-D integer tensor of constant length).
@@ -126,7 +128,7 @@ public:
     SymTensor reshape(const SymTensor& x, const SymTensor& target, bool allowzero = false,
                       source_location where = source_location::current()) {
         shape_input_length("Reshape", "shape", target);
-        return run("Reshape", onnx::ops::reshape, {&x, &target}, {{"allowzero", int_attr(allowzero ? 1 : 0)}}, where);
+        return run("Reshape", onnx::ops::reshape, {&x, &target}, attributes(reshape_slot, {{"allowzero", int_attr(allowzero ? 1 : 0)}}), where);
     }
 
     /// Slice with `starts` and `ends` given as 1-D integer tensors (their values,
@@ -140,7 +142,7 @@ public:
         shape_input_length("Slice", "starts", starts);
         shape_input_length("Slice", "ends", ends);
         const std::optional<SymTensor> a = ints_input(axes), s = ints_input(steps);
-        return run("Slice", onnx::ops::slice, {&x, &starts, &ends, a ? &*a : nullptr, s ? &*s : nullptr}, {}, where);
+        return run("Slice", onnx::ops::slice, {&x, &starts, &ends, a ? &*a : nullptr, s ? &*s : nullptr}, no_attributes(), where);
     }
 
     /// Squeeze `axes` (or every dimension equal to 1); values are kept.
@@ -148,7 +150,7 @@ public:
     SymTensor squeeze(const SymTensor& x, std::optional<std::vector<std::int64_t>> axes = std::nullopt,
                       source_location where = source_location::current()) {
         const std::optional<SymTensor> a = ints_input(axes);
-        return run("Squeeze", onnx::ops::squeeze, {&x, a ? &*a : nullptr}, {}, where);
+        return run("Squeeze", onnx::ops::squeeze, {&x, a ? &*a : nullptr}, no_attributes(), where);
     }
     /// Unsqueeze at `axes`; values are kept while the rank is at most 1.
     template <class = void>
@@ -159,16 +161,15 @@ public:
     /// Transpose by `perm` (default: reversed).
     template <class = void>
     SymTensor transpose(const SymTensor& x, std::optional<std::vector<std::int64_t>> perm = std::nullopt) const {
-        onnx::Attributes attributes;
-        if (perm) attributes.emplace("perm", ints_attr(*perm));
-        return run("Transpose", onnx::ops::transpose, {&x}, attributes);
+        if (!perm) return run("Transpose", onnx::ops::transpose, {&x});
+        return run("Transpose", onnx::ops::transpose, {&x}, attributes(transpose_slot, {{"perm", ints_attr(std::move(*perm))}}));
     }
 
     /// MatMul; the dtypes must match.
     template <class = void>
     SymTensor matmul(const SymTensor& a, const SymTensor& b, source_location where = source_location::current()) {
         same_dtype("MatMul", {&a, &b});
-        return run("MatMul", onnx::ops::matmul, {&a, &b}, {}, where);
+        return run("MatMul", onnx::ops::matmul, {&a, &b}, no_attributes(), where);
     }
 
     /// Expand to the values of `target`; unknown values give fresh symbols for
@@ -177,13 +178,13 @@ public:
     template <class = void>
     SymTensor expand(const SymTensor& x, const SymTensor& target, source_location where = source_location::current()) {
         shape_input_length("Expand", "shape", target);
-        return run("Expand", onnx::ops::expand, {&x, &target}, {}, where);
+        return run("Expand", onnx::ops::expand, {&x, &target}, no_attributes(), where);
     }
 
     /// Shape(start, end): a 1-D int64 tensor whose values are x's dimensions.
     template <class = void>
     SymTensor shape(const SymTensor& x, std::int64_t start = 0, std::int64_t end = std::numeric_limits<std::int64_t>::max()) const {
-        return run("Shape", onnx::ops::shape_of, {&x}, {{"start", int_attr(start)}, {"end", int_attr(end)}});
+        return run("Shape", onnx::ops::shape_of, {&x}, attributes(shape_slot, {{"start", int_attr(start)}, {"end", int_attr(end)}}));
     }
     /// Size: a 0-D int64 tensor whose value is the number of elements.
     template <class = void>
@@ -221,33 +222,75 @@ private:
     /// The rule on `inputs` (nullptr where an optional one is absent), its output 0 as a SymTensor.
     template <class = void>
     SymTensor run(std::string_view op, onnx::Rule rule, std::initializer_list<const SymTensor*> inputs,
-                  const onnx::Attributes& attributes = {}, std::optional<source_location> where = std::nullopt) const {
-        return run(op, rule, std::vector<const SymTensor*>(inputs), attributes, where);
+                  const onnx::Attributes& attrs = no_attributes(), std::optional<source_location> where = std::nullopt) const {
+        return run(op, rule, std::span<const SymTensor* const>(inputs.begin(), inputs.size()), attrs, where);
     }
     template <class = void>
-    SymTensor run(std::string_view op, onnx::Rule rule, const std::vector<const SymTensor*>& inputs,
-                  const onnx::Attributes& attributes, std::optional<source_location> where) const {
-        std::vector<onnx::TensorInfo> infos;
-        infos.reserve(inputs.size());
-        for (const SymTensor* t : inputs)
-            infos.push_back(t ? onnx::TensorInfo::of(onnx::elem_type_of(t->dtype()), t->shape(), t->values()) : onnx::TensorInfo{});
-        std::vector<const onnx::TensorInfo*> pointers;
-        for (std::size_t i = 0; i < inputs.size(); ++i) pointers.push_back(inputs.begin()[i] ? &infos[i] : nullptr);
-        onnx::NodeContext ctx(*env_, policy_, "", op, "", opset, std::move(pointers), attributes, 1);
+    SymTensor run(std::string_view op, onnx::Rule rule, std::span<const SymTensor* const> inputs,
+                  const onnx::Attributes& attrs, std::optional<source_location> where) const {
+        // the buffers of the last call are reused: assigning a shape into a TensorInfo that held
+        // one keeps its capacity, so a chain of calls allocates little beyond its results
+        Buffers& b = buffers_;
+        if (b.infos.size() < inputs.size()) b.infos.resize(inputs.size());
+        b.pointers.clear();
+        for (std::size_t i = 0; i < inputs.size(); ++i) {
+            const SymTensor* t = inputs[i];
+            b.pointers.push_back(t ? &b.infos[i] : nullptr);
+            if (!t) continue;
+            onnx::TensorInfo& info = b.infos[i];
+            info.elem_type = onnx::elem_type_of(t->dtype());
+            info.shape = t->shape();
+            info.values = t->values();
+        }
+        onnx::NodeContext ctx(*env_, policy_, "", op, "", opset, std::move(b.pointers), attrs, 1, std::move(b.outputs));
         if (where) ctx.set_where(*where);
+        const auto give_back = [&] { std::tie(b.pointers, b.outputs) = ctx.release(); };
         try {
             rule(ctx);
         } catch (const onnx::UnknownInput& unknown) {
+            give_back();
             throw value_error(std::string(op) + ": " + unknown.what);
+        } catch (...) {
+            give_back();
+            throw;
         }
-        const std::optional<onnx::TensorInfo>& out = ctx.outputs()[0];
+        std::optional<onnx::TensorInfo> out = std::move(ctx.outputs()[0]);
+        give_back();
         if (!out || !out->shape) throw value_error(std::string(op) + ": the output's shape is not known");
         const std::optional<DType> dtype = onnx::dtype_of_elem(out->elem_type);
         if (!dtype) throw type_error(std::string(op) + ": an output of " + onnx::elem_name(out->elem_type) + ", which DType does not have");
         // SymTensor keeps the values of integer tensors of rank 0 or 1 (a rule may give more)
-        const bool kept = out->values && is_integer(*dtype) && out->shape->size() <= 1;
-        return SymTensor(*out->shape, *dtype, kept ? out->values : std::nullopt);
+        if (!(is_integer(*dtype) && out->shape->size() <= 1)) out->values.reset();
+        return SymTensor(std::move(*out->shape), *dtype, std::move(out->values));
     }
+
+    /// What run reuses from one call to the next.
+    struct Buffers {
+        std::vector<onnx::TensorInfo> infos;
+        std::vector<const onnx::TensorInfo*> pointers;
+        std::vector<std::optional<onnx::TensorInfo>> outputs;
+        std::array<onnx::Attributes, 6> attributes;
+    };
+    mutable Buffers buffers_;
+
+    static const onnx::Attributes& no_attributes() {
+        static const onnx::Attributes none;
+        return none;
+    }
+    /// The attribute map of one method (`slot`), holding exactly `wanted`: updated in place when it
+    /// already has those names (the method's last call), else rebuilt.
+    const onnx::Attributes& attributes(std::size_t slot, std::initializer_list<std::pair<std::string_view, onnx::Attribute>> wanted) const {
+        onnx::Attributes& a = buffers_.attributes[slot];
+        bool same = a.size() == wanted.size();
+        for (auto it = wanted.begin(); same && it != wanted.end(); ++it) same = a.find(it->first) != a.end();
+        if (!same) a.clear();
+        for (const auto& [name, value] : wanted) {
+            if (same) a.find(name)->second = value;
+            else a.emplace(std::string(name), value);
+        }
+        return a;
+    }
+    enum Slot : std::size_t { cast_slot, concat_slot, gather_slot, reshape_slot, transpose_slot, shape_slot };
 
     /// Every input has the first one's dtype, else a type_error naming the op, the two dtypes and every shape.
     template <class = void>
@@ -291,7 +334,7 @@ private:
     template <class = void>
     SymTensor binary(std::string_view op, onnx::Rule rule, const SymTensor& a, const SymTensor& b, source_location where) {
         same_dtype(op, {&a, &b});
-        return run(op, rule, {&a, &b}, {}, where);
+        return run(op, rule, {&a, &b}, no_attributes(), where);
     }
 };
 
