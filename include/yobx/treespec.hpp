@@ -1,12 +1,11 @@
 // yobx/treespec.hpp — TreeSpec, the structure of a pytree without its leaves.
 //
-// Over 600 lines: it still holds key paths, the spec's storage, TreeSpec and its JSON reader,
-// four concepts whose split into headers of their own is left (docs/architecture.md).
+// Key entries and paths are yobx/pytree/key_path.hpp, the spec's node storage and builder
+// detail/pytree/spec_data.hpp, its JSON reader detail/pytree/spec_from_json.hpp.
 //
 // A TreeSpec is a value: cheap to copy (a shared immutable node array), to
 // compare and to hash, printable in torch's style, and storable as JSON next
-// to saved tensors. Key entries and key paths (`[1]['past_key_values'].key_cache[3]`)
-// live here too, since both the static and the dynamic pytree layers use them.
+// to saved tensors.
 //
 // The functions and members that do more than read a field are templates,
 // `template <class = void>`, called as plain functions (`spec.to_string()`):
@@ -18,8 +17,11 @@
 #pragma once
 
 #include <yobx/detail/json.hpp>
+#include <yobx/detail/pytree/spec_data.hpp>
+#include <yobx/detail/pytree/spec_from_json.hpp>
 #include <yobx/detail/repr.hpp>
 #include <yobx/error.hpp>
+#include <yobx/pytree/key_path.hpp>
 
 #include <array>
 #include <atomic>
@@ -40,240 +42,6 @@
 
 namespace yobx {
 
-/// The kinds of pytree nodes. `constant` is a scalar kept in the spec (not a leaf).
-enum class NodeKind : std::uint8_t { leaf, none, constant, list, tuple, dict, custom };
-
-/// A scalar kept in a TreeSpec: bool, int64, double or string.
-using Constant = std::variant<bool, std::int64_t, double, std::string>;
-
-/// Python's repr of a constant: True, 3, 0.5, 'text'.
-template <class = void>
-inline std::string repr(const Constant& c) {
-    switch (c.index()) {
-        case 0: return std::get<bool>(c) ? "True" : "False";
-        case 1: return std::to_string(std::get<std::int64_t>(c));
-        case 2: return detail::repr_double(std::get<double>(c));
-        default: return detail::repr_string(std::get<std::string>(c));
-    }
-}
-
-/// One step of a key path: a sequence index `[3]`, a mapping key `['mask']`, or an attribute `.key_cache`.
-struct KeyEntry {
-    enum class Kind : std::uint8_t { sequence, mapping, attr };
-    Kind kind = Kind::sequence;
-    std::int64_t index = 0;
-    std::string name;
-
-    template <class = void>
-    static KeyEntry sequence(std::int64_t i) { return {Kind::sequence, i, {}}; }
-    template <class = void>
-    static KeyEntry mapping(std::string key) { return {Kind::mapping, 0, std::move(key)}; }
-    template <class = void>
-    static KeyEntry attr(std::string name) { return {Kind::attr, 0, std::move(name)}; }
-
-    /// `[3]`, `['mask']` or `.key_cache`, as torch.utils._pytree.keystr prints them.
-    template <class = void>
-    std::string to_string() const {
-        // Appended, not "[" + s: GCC 12 at -O3 warns (-Wrestrict, a false
-        // positive) on the insertion at 0 that operator+(const char*, string&&) makes.
-        std::string s(kind == Kind::attr ? "." : "[");
-        switch (kind) {
-            case Kind::sequence: s += std::to_string(index); break;
-            case Kind::mapping: s += detail::repr_string(name); break;
-            case Kind::attr: s += name; return s;
-        }
-        s += ']';
-        return s;
-    }
-    friend bool operator==(const KeyEntry&, const KeyEntry&) = default;
-};
-
-/// The keys from the root to a leaf.
-using KeyPath = std::vector<KeyEntry>;
-
-/// The printed form of a key path: keystr({seq(1), mapping("past_key_values"), attr("key_cache"), seq(3)})
-/// == "[1]['past_key_values'].key_cache[3]".
-template <class = void>
-inline std::string keystr(const KeyPath& path) {
-    std::string s;
-    for (const auto& k : path) s += k.to_string();
-    return s;
-}
-
-namespace detail {
-
-// One node of a spec in preorder. Children follow their parent; `size` (the
-// node count of the subtree) lets a reader skip a subtree in O(1).
-struct SpecNode {
-    // A constructor, so that emplace_back writes the fields in place: building
-    // the struct on the stack and copying it made the 16-byte load miss store
-    // forwarding, which cost more than the rest of a flatten.
-    constexpr SpecNode(NodeKind k, bool keys, std::uint32_t children, std::uint32_t sz, std::uint32_t lv, std::uint32_t d) noexcept
-        : kind(k), has_keys(keys), num_children(children), size(sz), num_leaves(lv), data(d) {}
-
-    NodeKind kind;
-    bool has_keys;          // dict: always; custom: when the node names its children
-    std::uint16_t unused = 0;  // no padding byte: node arrays compare with memcmp
-    std::uint32_t num_children;
-    std::uint32_t size;
-    std::uint32_t num_leaves;
-    std::uint32_t data;     // dict: first key in strings; custom: type name in strings (keys follow); constant: index in constants
-
-    /// How many entries of SpecData::strings, from `data`, belong to this node
-    /// (a custom node's type name, then the keys).
-    template <class = void>
-    std::uint32_t num_strings() const noexcept {
-        return (kind == NodeKind::custom ? 1 : 0) + (has_keys ? num_children : 0);
-    }
-    /// The index in SpecData::strings of child i's key (dict key or custom child name).
-    template <class = void>
-    std::uint32_t key_index(std::uint32_t i) const noexcept { return data + (kind == NodeKind::custom ? 1 : 0) + i; }
-};
-
-static_assert(std::has_unique_object_representations_v<SpecNode>);
-
-struct SpecData {
-    std::vector<SpecNode> nodes;
-    std::vector<std::string> strings;
-    std::vector<Constant> constants;
-    // The root's hash, computed on first use (0: not yet). Flatten builds many
-    // specs that are never hashed, so it is not computed eagerly.
-    mutable std::atomic<std::size_t> root_hash{0};
-    // Interned specs only (TreeSpec::intern): for each node, how many leaf
-    // nodes start there, so that a flatten checks a run of leaves at once.
-    std::vector<std::uint32_t> leaf_runs;
-
-    SpecData() = default;
-    SpecData(SpecData&& o) noexcept
-        : nodes(std::move(o.nodes)),
-          strings(std::move(o.strings)),
-          constants(std::move(o.constants)),
-          leaf_runs(std::move(o.leaf_runs)) {}
-};
-
-// The largest spec (in nodes) a thread keeps between flattens, built or interned.
-inline constexpr std::size_t max_kept_nodes = 1 << 14;
-
-// The same nodes, strings and constants, bit for bit (0.0 and -0.0 differ:
-// an interned spec must print as the one built).
-template <class = void>
-inline bool identical(const SpecData& a, const SpecData& b) noexcept {
-    if (a.nodes.size() != b.nodes.size() || a.strings.size() != b.strings.size() ||
-        a.constants.size() != b.constants.size())
-        return false;
-    if (!a.nodes.empty() && std::memcmp(a.nodes.data(), b.nodes.data(), a.nodes.size() * sizeof(SpecNode)) != 0)
-        return false;
-    if (a.strings != b.strings) return false;
-    for (std::size_t i = 0; i < a.constants.size(); ++i) {
-        const Constant& x = a.constants[i];
-        const Constant& y = b.constants[i];
-        if (x.index() != y.index()) return false;
-        if (x.index() == 2) {
-            const double u = std::get<double>(x), v = std::get<double>(y);
-            if (std::memcmp(&u, &v, sizeof u) != 0) return false;
-        } else if (x != y) {
-            return false;
-        }
-    }
-    return true;
-}
-
-template <class = void>
-inline void hash_combine(std::size_t& seed, std::size_t v) noexcept {
-    seed ^= v + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2);
-}
-
-template <class = void>
-inline std::size_t hash_constant(const Constant& c) noexcept {
-    std::size_t h = c.index();
-    switch (c.index()) {
-        case 0: hash_combine(h, std::get<bool>(c)); break;
-        case 1: hash_combine(h, std::hash<std::int64_t>{}(std::get<std::int64_t>(c))); break;
-        case 2: {
-            // Equal constants hash equally: every NaN alike, and -0.0 like 0.0.
-            const double d = std::get<double>(c);
-            hash_combine(h, std::isnan(d) ? 0x7ff8u : std::hash<double>{}(d == 0 ? 0.0 : d));
-            break;
-        }
-        default: hash_combine(h, std::hash<std::string>{}(std::get<std::string>(c)));
-    }
-    return h;
-}
-
-// Constants compare by value, except that NaN equals NaN: a spec must equal itself.
-template <class = void>
-inline bool equal_constant(const Constant& a, const Constant& b) noexcept {
-    if (a.index() != b.index()) return false;
-    if (a.index() == 2) {
-        const double x = std::get<double>(a), y = std::get<double>(b);
-        return x == y || (std::isnan(x) && std::isnan(y));
-    }
-    return a == b;
-}
-
-// Appends nodes in preorder. open() reserves a container node, close() fills in
-// its subtree size and leaf count once its children are written.
-class SpecBuilder {
-public:
-    SpecData data;
-    std::uint32_t leaves = 0;
-
-    template <class = void>
-    void leaf() {
-        data.nodes.emplace_back(NodeKind::leaf, false, 0, 1, 1, 0);
-        ++leaves;
-    }
-    template <class = void>
-    void leaves_run(std::size_t n) {
-        data.nodes.insert(data.nodes.end(), n, SpecNode(NodeKind::leaf, false, 0, 1, 1, 0));
-        leaves += static_cast<std::uint32_t>(n);
-    }
-    template <class = void>
-    void none() { data.nodes.emplace_back(NodeKind::none, false, 0, 1, 0, 0); }
-    template <class C>
-    void constant(C&& c) {
-        data.nodes.emplace_back(NodeKind::constant, false, 0, 1, 0, static_cast<std::uint32_t>(data.constants.size()));
-        data.constants.emplace_back(std::forward<C>(c));
-    }
-    template <class = void>
-    std::uint32_t add_string(std::string_view s) {
-        data.strings.emplace_back(s);
-        return static_cast<std::uint32_t>(data.strings.size() - 1);
-    }
-    template <class = void>
-    std::uint32_t next_string() const { return static_cast<std::uint32_t>(data.strings.size()); }
-    template <class = void>
-    std::uint32_t open(NodeKind kind, std::size_t num_children, bool has_keys = false, std::uint32_t d = 0) {
-        data.nodes.emplace_back(kind, has_keys, static_cast<std::uint32_t>(num_children), 0, leaves, d);
-        return static_cast<std::uint32_t>(data.nodes.size() - 1);
-    }
-    template <class = void>
-    void close(std::uint32_t at) {
-        SpecNode& n = data.nodes[at];
-        n.size = static_cast<std::uint32_t>(data.nodes.size() - at);
-        n.num_leaves = leaves - n.num_leaves;
-    }
-    // Copies the subtree rooted at `at` of `src`, remapping its strings and constants.
-    template <class = void>
-    void append(const SpecData& src, std::uint32_t at) {
-        const std::uint32_t end = at + src.nodes[at].size;
-        for (std::uint32_t i = at; i < end; ++i) {
-            SpecNode n = src.nodes[i];
-            if (n.kind == NodeKind::constant) {
-                n.data = static_cast<std::uint32_t>(data.constants.size());
-                data.constants.push_back(src.constants[src.nodes[i].data]);
-            } else if (n.kind == NodeKind::dict || n.kind == NodeKind::custom) {
-                n.data = next_string();
-                for (std::uint32_t k = 0; k < n.num_strings(); ++k) data.strings.push_back(src.strings[src.nodes[i].data + k]);
-            } else if (n.kind == NodeKind::leaf) {
-                ++leaves;
-            }
-            data.nodes.push_back(n);
-        }
-    }
-};
-
-}  // namespace detail
 
 /// The structure of a pytree: node kinds, their context (dict keys, field names,
 /// constant values) and children, with the number of leaves.
@@ -625,134 +393,9 @@ private:
     std::uint32_t root_ = 0;
 };
 
-namespace detail {
-
-// Builds a TreeSpec from the JSON DOM, checking the schema as it goes.
-class SpecFromJson {
-public:
-    template <class = void>
-    TreeSpec run(std::string_view text) {
-        const json::Node doc = json::Parser(text, "TreeSpec.from_json").parse();
-        if (doc.kind != json::Node::Kind::object) fail("$", "expected an object, got " + std::string(json::kind_name(doc.kind)));
-        only(doc, "$", {"yobx_treespec", "root"});
-        const std::string top = "$";  // a named path: need() returns into doc, never into a temporary
-        const json::Node& version = need(doc, top, "yobx_treespec", json::Node::Kind::integer);
-        if (version.integer != 1)
-            fail("$.yobx_treespec", "unsupported format version " + std::to_string(version.integer) +
-                                        " (this yobx reads version 1)");
-        const json::Node* root = doc.find("root");
-        if (!root) fail("$", "missing field 'root'");
-        node(*root, "$.root");
-        return TreeSpec(std::move(b_.data));
-    }
-
-private:
-    template <class = void>
-    [[noreturn]] static void fail(const std::string& path, const std::string& why) {
-        throw value_error("TreeSpec.from_json: at " + path + ": " + why);
-    }
-
-    template <class = void>
-    static void only(const json::Node& n, const std::string& path, std::initializer_list<std::string_view> allowed) {
-        for (const auto& k : n.keys) {
-            bool ok = false;
-            for (auto a : allowed) ok = ok || a == k;
-            if (!ok) fail(path, "unexpected field '" + k + "'");
-        }
-    }
-
-    template <class = void>
-    static const json::Node& need(const json::Node& n, const std::string& path, std::string_view key, json::Node::Kind kind) {
-        const json::Node* v = n.find(key);
-        if (!v) fail(path, "missing field '" + std::string(key) + "'");
-        if (v->kind != kind)
-            fail(path + "." + std::string(key),
-                 "expected " + std::string(json::kind_name(kind)) + ", got " + std::string(json::kind_name(v->kind)));
-        return *v;
-    }
-
-    template <class = void>
-    void node(const json::Node& n, const std::string& path) {
-        if (n.kind != json::Node::Kind::object) fail(path, "expected an object, got " + std::string(json::kind_name(n.kind)));
-        const std::string& kind = need(n, path, "kind", json::Node::Kind::string).string;
-        if (kind == "leaf" || kind == "none") {
-            only(n, path, {"kind"});
-            kind == "leaf" ? b_.leaf() : b_.none();
-        } else if (kind == "bool" || kind == "int" || kind == "str") {
-            only(n, path, {"kind", "value"});
-            const auto want = kind == "bool" ? json::Node::Kind::boolean
-                              : kind == "int" ? json::Node::Kind::integer
-                                              : json::Node::Kind::string;
-            const json::Node& v = need(n, path, "value", want);
-            if (kind == "bool") b_.constant(v.boolean);
-            else if (kind == "int") b_.constant(v.integer);
-            else b_.constant(v.string);
-        } else if (kind == "float") {
-            only(n, path, {"kind", "value"});
-            const json::Node* v = n.find("value");
-            if (!v) fail(path, "missing field 'value'");
-            if (v->kind == json::Node::Kind::number) b_.constant(v->number);
-            else if (v->kind == json::Node::Kind::integer) b_.constant(static_cast<double>(v->integer));
-            else if (v->kind == json::Node::Kind::string && (v->string == "inf" || v->string == "-inf" || v->string == "nan"))
-                b_.constant(v->string == "nan" ? std::numeric_limits<double>::quiet_NaN()
-                                               : (v->string == "inf" ? 1.0 : -1.0) * std::numeric_limits<double>::infinity());
-            else
-                fail(path + ".value", "expected a number or one of \"inf\", \"-inf\", \"nan\"");
-        } else if (kind == "list" || kind == "tuple" || kind == "dict" || kind == "custom") {
-            const bool is_custom = kind == "custom", is_dict = kind == "dict";
-            if (is_custom) only(n, path, {"kind", "type", "keys", "children"});
-            else if (is_dict) only(n, path, {"kind", "keys", "children"});
-            else only(n, path, {"kind", "children"});
-            const auto& children = need(n, path, "children", json::Node::Kind::array).array;
-            const std::uint32_t d = b_.next_string();
-            if (is_custom) {
-                const std::string& type = need(n, path, "type", json::Node::Kind::string).string;
-                if (type.empty()) fail(path + ".type", "the type name is empty");
-                b_.add_string(type);
-            }
-            bool has_keys = is_dict;
-            if (is_dict || is_custom) {
-                const json::Node* keys = n.find("keys");
-                if (!keys) fail(path, "missing field 'keys'");
-                if (is_custom && keys->kind == json::Node::Kind::null) {
-                    has_keys = false;
-                } else {
-                    if (keys->kind != json::Node::Kind::array)
-                        fail(path + ".keys", std::string("expected an array") + (is_custom ? " or null" : "") +
-                                                 ", got " + std::string(json::kind_name(keys->kind)));
-                    has_keys = true;
-                    if (keys->array.size() != children.size())
-                        fail(path, std::to_string(keys->array.size()) + " keys for " + std::to_string(children.size()) +
-                                       " children");
-                    for (std::size_t i = 0; i < keys->array.size(); ++i) {
-                        const auto& k = keys->array[i];
-                        const std::string kp = path + ".keys[" + std::to_string(i) + "]";
-                        if (k.kind != json::Node::Kind::string)
-                            fail(kp, "expected a string, got " + std::string(json::kind_name(k.kind)));
-                        for (std::size_t j = 0; j < i; ++j)
-                            if (keys->array[j].string == k.string) fail(kp, "duplicate key " + repr_string(k.string));
-                        b_.add_string(k.string);
-                    }
-                }
-            }
-            const NodeKind nk = is_custom ? NodeKind::custom : is_dict ? NodeKind::dict
-                                : kind == "list" ? NodeKind::list : NodeKind::tuple;
-            const std::uint32_t at = b_.open(nk, children.size(), has_keys, d);
-            for (std::size_t i = 0; i < children.size(); ++i) node(children[i], path + ".children[" + std::to_string(i) + "]");
-            b_.close(at);
-        } else {
-            fail(path + ".kind", "unknown node kind '" + kind +
-                                     "' (expected leaf, none, bool, int, float, str, list, tuple, dict or custom)");
-        }
-    }
-
-    SpecBuilder b_;
-};
-
-}  // namespace detail
 
 template <class>
-TreeSpec TreeSpec::from_json(std::string_view text) { return detail::SpecFromJson().run(text); }
+TreeSpec TreeSpec::from_json(std::string_view text) { return TreeSpec(detail::SpecFromJson().run(text)); }
 
 }  // namespace yobx
 
