@@ -4,6 +4,7 @@
 // read as a package's yobx.inputs metadata (ProgramInputs): from_json and a check of a call
 // shaped after it (symbols and expressions of sizes 0 to 3) return or throw value_error.
 #include <yobx/dense_tensor.hpp>
+#include <yobx/program.hpp>
 #include <yobx/treespec_torch.hpp>
 
 #include <cstddef>

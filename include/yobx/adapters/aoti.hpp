@@ -22,6 +22,7 @@
 
 #include <yobx/adapters/libtorch.hpp>
 #include <yobx/pytree.hpp>
+#include <yobx/program.hpp>
 #include <yobx/treespec_torch.hpp>
 
 #include <torch/csrc/inductor/aoti_package/model_package_loader.h>
