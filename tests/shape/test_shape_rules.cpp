@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include "../dims_support.hpp"
 #include "../error_of.hpp"
 
 #include <cstdint>
@@ -19,18 +20,8 @@ using test::error_of;
 
 namespace {
 
-
-// Sizes as torch.export makes them: at least 2, with the observed value as hint.
-struct Dims {
-    ShapeEnv env;
-    SymInt a = env.create_symbol("a", 4, ValueRange::at_least(2));
-    SymInt b = env.create_symbol("b", 8, ValueRange::at_least(2));
-    SymInt c = env.create_symbol("c", 4, ValueRange::at_least(2));
-    SymInt n = env.create_symbol("n", 6, ValueRange::at_least(0));
-    explicit Dims(ShapeEnvMode mode = ShapeEnvMode::strict) : env(mode) {}
-};
-
-std::string str(const Shape& s) { return format_shape(s); }
+using dims_test::Dims;
+using dims_test::str;
 
 // Restores a hook entry at scope exit (the patch layer's job, in miniature).
 template <class Entry>

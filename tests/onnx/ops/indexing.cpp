@@ -1,5 +1,5 @@
 // The rules of include/yobx/onnx/ops/indexing.hpp: Split by opset, Slice on a shifted window's mask, and the dims of Concat, Slice and Gather.
-#include "dims_support.hpp"
+#include "../../dims_support.hpp"
 #include "rules_support.hpp"
 
 using namespace yobx;

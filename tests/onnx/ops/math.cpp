@@ -1,5 +1,5 @@
 // The rules of include/yobx/onnx/ops/math.hpp: reductions.
-#include "dims_support.hpp"
+#include "../../dims_support.hpp"
 #include "rules_support.hpp"
 
 using namespace yobx;

@@ -1,5 +1,5 @@
 // The rules of include/yobx/onnx/ops/reshaping.hpp: shape computations, Squeeze, Unsqueeze, Reshape and Transpose on torch's patterns, and the dims of Reshape, Squeeze, Unsqueeze, Transpose, Expand and Shape.
-#include "dims_support.hpp"
+#include "../../dims_support.hpp"
 #include "rules_support.hpp"
 
 using namespace yobx;

@@ -1,10 +1,10 @@
-// What the tests of the operators' dims (yobx::shape::reshape, slice, matmul...) share:
-// sizes as torch.export makes them, and a shape printed.
+// What the tests of broadcasting and of the operators' dims (yobx::shape::reshape, slice,
+// matmul...) share: sizes as torch.export makes them, and a shape printed.
 #pragma once
 
 #include <yobx/shape_inference.hpp>
 
-#include "../../error_of.hpp"
+#include "error_of.hpp"
 
 #include <cstdint>
 #include <limits>
