@@ -2,7 +2,8 @@
 # The whole test suite, as CI runs it. Usage: bash scripts/test.sh
 #  1. installs missing Debian packages (scripts/deps.sh, for Debian 12 or 13);
 #  2. the CI preset (-Wall -Wextra -Wpedantic -Werror, Release: the test programs and
-#     examples at -O2 on Debian 13, -O1 on Debian 12, what is measured at -O3): build, ctest (unit
+#     examples at -O2 on Debian 13, -O1 on Debian 12, what is measured at -O3; each release's
+#     choices are CMakePresets.json's ci-bookworm and ci-trixie): build, ctest (unit
 #     tests, compile-fail checks, consumer checks, examples, docs and, on
 #     Debian 13, the end-to-end tests with the real torch.export);
 #  3. clang's front end (Debian 13): clang++ 19 with the ci preset's warnings on every translation
@@ -75,7 +76,9 @@ scope_of() {
     if [ "$1" = asan ]; then echo "${YOBX_ASAN_SCOPE:-all}"; else echo all; fi
 }
 
-# configure_preset PRESET [CMAKE ARGUMENTS]: prints the step's line and configures build/PRESET
+# configure_preset PRESET [CMAKE ARGUMENTS]: prints the step's line and configures build/PRESET with
+# CMakePresets.json's PRESET-RELEASE (ci-bookworm, asan-trixie...), which holds the per-release choices
+# (which preset builds the benchmarks, the test programs' optimization level, torch.export required)
 configure_preset() {
     local preset=$1 compiler=g++
     shift
@@ -84,32 +87,11 @@ configure_preset() {
     scope=$(scope_of "$preset")
     [ "$scope" = debian13 ] && what=": the tests that exist only on Debian 13"
     [ "$preset" = clang ] && what=": its front end on every translation unit, and the compile-fail checks"
-    echo "== preset $preset (Debian $release, $($compiler --version | head -1))$what"
+    echo "== preset $preset-$release ($($compiler --version | head -1))$what"
     mkdir -p build
-    # everything ON: a missing test dependency fails the configure, it is not skipped
-    local extra=(-DYOBX_REQUIRE_ONNX=ON -DYOBX_BUILD_TESTS=ON -DYOBX_BUILD_EXAMPLES=ON "$@")
-    # the Python module: built and tested by the ci preset, read by clang's front end (the asan preset leaves it out)
-    [ "$preset" != asan ] && extra+=(-DYOBX_WITH_PYTHON=ON)
-    if [ "$scope" = debian13 ]; then extra+=("-DYOBX_ONNX_MODELS=$debian13_models"); else extra+=(-DYOBX_ONNX_MODELS=); fi
-    # the benchmarks are built (and so checked for warnings) on Debian 12 by the ci preset, the one they are
-    # measured with (docs/performance.md); on Debian 13 clang's front end reads them (bench_aoti's LibTorch 2.6 included)
-    if [ "$preset" = ci ] && [ "$release" = bookworm ] || [ "$preset" = clang ]; then
-        extra+=(-DYOBX_BUILD_BENCHMARKS=ON)
-    else
-        extra+=(-DYOBX_BUILD_BENCHMARKS=OFF)
-    fi
-    [ "$release" = trixie ] && extra+=(-DYOBX_REQUIRE_TORCH_EXPORT=ON)
-    # the test programs and examples of Debian 12's ci preset at -O1 (a third less compile time than -O2;
-    # the warnings of -O2's analyses come from Debian 13's g++ 14, which builds them at -O2)
-    if [ "$preset" = ci ] && [ "$release" = bookworm ]; then
-        extra+=(-DYOBX_TESTS_OPTIMIZATION=-O1)
-    else
-        extra+=(-DYOBX_TESTS_OPTIMIZATION=-O2)
-    fi
-    # the AOTInductor packages (Debian 13) are compiled once, by the ci preset's tests (Python's work,
-    # the same for every build of yobx); the sanitizer preset copies them and checks them with its own C++
-    if [ "$preset" = ci ]; then extra+=(-DYOBX_AOTI_PACKAGES_FROM=); else extra+=("-DYOBX_AOTI_PACKAGES_FROM=$PWD/build/ci"); fi
-    cmake --preset "$preset" "${extra[@]}" > "build/$preset.configure.log" 2>&1 || { cat "build/$preset.configure.log"; exit 1; }
+    local extra=("$@")
+    [ "$scope" = debian13 ] && extra+=("-DYOBX_ONNX_MODELS=$debian13_models")
+    cmake --preset "$preset-$release" "${extra[@]}" > "build/$preset.configure.log" 2>&1 || { cat "build/$preset.configure.log"; exit 1; }
 }
 
 # count_passed PRESET LOG: adds the number of tests ctest passed to the total, or stops the run
@@ -126,7 +108,7 @@ run_preset() {
     configure_preset "$preset"
     local targets=()
     [ "$scope" = debian13 ] && targets=(--target "${debian13_targets[@]}")
-    cmake --build --preset "$preset" -j"$jobs" "${targets[@]}"
+    cmake --build --preset "$preset-$release" -j"$jobs" "${targets[@]}"
     log=$(mktemp)
     # run once, by the ci preset: the consumer checks (they configure and build with the
     # machine's default compiler, g++, whatever the preset) and, in the sanitizer preset, the
@@ -134,7 +116,7 @@ run_preset() {
     local only=()
     [ "$preset" = asan ] && only=(-LE '^(compile_fail|consumer)$')
     [ "$scope" = debian13 ] && only=(-L '^(asan_debian13|libtorch)$')
-    ctest --preset "$preset" -j"$jobs" "${only[@]}" 2>&1 | tee "$log"
+    ctest --preset "$preset-$release" -j"$jobs" "${only[@]}" 2>&1 | tee "$log"
     count_passed "$preset" "$log"
     rm -f "$log"
 }
@@ -146,7 +128,7 @@ run_preset() {
 # beside it, the compile-fail checks, whose messages are checked for clang as for g++
 front_end() {
     local log ctest_log
-    configure_preset clang -DCMAKE_EXPORT_COMPILE_COMMANDS=ON
+    configure_preset clang
     local left=()  # the units left to the sanitizer step
     if ! skipped asan; then
         if [ "$(scope_of asan)" = debian13 ]; then
@@ -159,7 +141,7 @@ front_end() {
     log=$(mktemp)
     ctest_log=$(mktemp)
     # one build at a time (RESOURCE_LOCK): on a core of its own while the front end uses the others
-    ctest --preset clang -j"$jobs" -L '^compile_fail$' > "$ctest_log" 2>&1 &
+    ctest --preset "clang-$release" -j"$jobs" -L '^compile_fail$' > "$ctest_log" 2>&1 &
     local checks=$!
     python3 scripts/clang_front_end.py build/clang "$(( jobs > 2 ? jobs - 1 : jobs ))" "${left[@]}" 2>&1 | tee "$log" || true
     wait "$checks" || true
