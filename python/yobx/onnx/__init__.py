@@ -61,28 +61,36 @@ def _profiles(op_profiles):
     raise TypeError(f"op_profiles must be a dict or its JSON text, not {type(op_profiles).__name__}")
 
 
+# What crosses into C++, and how: the module's transport policy, in one place. Each mechanism
+# below was measured on and off side by side (benchmarks/transport.py; docs/performance.md,
+# "What crosses into C++") and is kept because it gains at least 10% on some model; a
+# threshold that gained nothing (never serialized whole past 32 MB; payloads of 1 to 64 KiB
+# skipped by C++ only for a ModelProto, not for bytes) was removed.
+#
 # TensorProto's payload fields: what inference never reads of a large initializer.
 _PAYLOADS = {"float_data", "int32_data", "string_data", "int64_data", "raw_data", "double_data", "uint64_data"}
 _TENSOR_FIELDS = [(f.name, f.label == f.LABEL_REPEATED, f.message_type is not None)
                   for f in onnx.TensorProto.DESCRIPTOR.fields if f.name not in _PAYLOADS]
-# The payloads left out of what crosses into C++ and back: 64 KiB or more each. Python copies
-# each one back into the result by hand, a few microseconds a tensor: a smaller payload costs
-# less to serialize and parse with the rest (a 96-layer decoder has 579 weights of 4 KiB).
+# The payloads the light copy of a large model leaves out, neither serialized nor copied: 64 KiB
+# or more each (payload_unread ones). A smaller payload costs less to copy with the rest field by
+# field (10 to 17% of the call on models of 16 KiB to 1.4 MB weights, against 1 KiB).
 _LEFT_FROM = 64 << 10
-# The payloads C++ does not read when only the written types come back: none needs copying back.
+# The payloads C++ skips as it parses (payload_unread ones of 1 KiB or more): when only the written
+# types come back (a ModelProto) none needs copying back; bytes come back whole with them put back
+# (26% of the call on a model of 17 MB of weights, against 64 KiB).
 _LEFT_OUT_FROM = 1 << 10
 # From this many nodes or bytes, inference runs beside the copy of the model: handing it to
 # yobx's thread and taking it back costs ~0.1 ms here; the copy of a 1,000-node graph ~1 ms
-# (its inference ~2 ms), of a model with 10 MB of weights 1-2 ms.
+# (its inference ~2 ms), of a model with 10 MB of weights 1-2 ms (15 to 27% of the call).
 _OVERLAP_FROM = 1000
 _OVERLAP_BYTES = 1 << 20
-# Below _LIGHT_FROM the model is serialized whole (C++ leaves the payloads out on its side); so
-# is one whose bytes are mostly nodes and small tensors (less than _LIGHT_PER_ITEM a node or
-# initializer): serializing them costs less than copying them field by field. Past _WHOLE_BELOW
-# the model is never serialized whole: glibc maps a buffer that large afresh at each call.
+# Below _LIGHT_FROM the model is serialized whole (C++ skips the payloads on its side); so is one
+# whose bytes are mostly nodes and small tensors (less than _LIGHT_PER_ITEM a node or
+# initializer): serializing them costs less than copying them field by field (the light copy
+# takes 1.3 to 4.1 times less on models of large weights; serialized whole, a graph of 8,000
+# nodes or 600 small weights 1.7 to 1.9 times less).
 _LIGHT_FROM = 1 << 20
 _LIGHT_PER_ITEM = 8 << 10
-_WHOLE_BELOW = 32 << 20
 
 
 def _whole(model, size):
@@ -90,7 +98,7 @@ def _whole(model, size):
     if size < _LIGHT_FROM:
         return True
     graph = model.graph
-    return size < _WHOLE_BELOW and size < _LIGHT_PER_ITEM * (len(graph.node) + len(graph.initializer))
+    return size < _LIGHT_PER_ITEM * (len(graph.node) + len(graph.initializer))
 
 
 def _light(model, size=None):
@@ -183,7 +191,7 @@ def _infer(model, strict, hints, op_profiles, onnx_fallback, guess_output_rank=F
     overlap = held and not inplace and (len(model.graph.node) >= _OVERLAP_FROM or size >= _OVERLAP_BYTES)
     # by position (pybind11 takes a microsecond more to match eleven keywords, 2% of a small
     # model's call); an error leaves `model` as it was, in place too
-    result = _yobx.infer_shapes(data, "none" if held else "put_back", _LEFT_OUT_FROM if held else _LEFT_FROM,  # payloads, left_from
+    result = _yobx.infer_shapes(data, "none" if held else "put_back", _LEFT_OUT_FROM,  # payloads, left_from
                                 bool(with_report), bool(strict), _hints(hints), _profiles(op_profiles), bool(onnx_fallback),
                                 bool(guess_output_rank), bool(auto_merge), overlap)  # ..., auto_merge, on_worker
     out = model if inplace else onnx.ModelProto()
