@@ -12,7 +12,7 @@
 # libonnx-dev (ONNX's protobuf classes and its own shape inference),
 # libprotobuf-dev and protobuf-compiler (ONNX's CMake package looks for protoc)
 # and libonnx-testdata (ONNX's backend node tests and the data/light networks)
-# are for the ONNX adapter, yobx/adapters/onnx.hpp; python3-onnxruntime on
+# are for the ONNX adapter, yobx/adapters/onnx/shapes.hpp; python3-onnxruntime on
 # Debian 13 is the reference the ONNX models are checked against.
 # python3-dev and pybind11-dev build the Python module yobx (python/); python3-dev,
 # python3-setuptools and libomp-dev (Debian 13) are also what torch's AOTInductor

@@ -1,6 +1,6 @@
 // yobx/onnx.hpp — everything yobx does with ONNX models, in one include.
 //
-// Shapes (yobx/adapters/onnx.hpp: load_model, infer_shapes, save_model, ModelFile,
+// Shapes (yobx/adapters/onnx/shapes.hpp: load_model, infer_shapes, save_model, ModelFile,
 // evaluate_shapes), memory (yobx/adapters/onnx/model_memory.hpp: memory_of, plan_memory's
 // report; yobx/onnx/memory_plot.hpp: its SVG plot) and the calls that take and return bytes
 // (yobx/adapters/onnx/serialized.hpp, what the Python module binds). Like the adapter, it needs
@@ -13,7 +13,7 @@
 //   const yobx::onnx::MemoryReport memory = yobx::onnx::memory_of(file.model(), report);
 #pragma once
 
-#include <yobx/adapters/onnx.hpp>
+#include <yobx/adapters/onnx/shapes.hpp>
 #include <yobx/adapters/onnx/model_memory.hpp>
 #include <yobx/adapters/onnx/serialized.hpp>
 #include <yobx/onnx/memory_plot.hpp>

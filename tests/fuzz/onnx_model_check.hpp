@@ -7,7 +7,7 @@
 
 #include "generators.hpp"
 
-#include <yobx/adapters/onnx.hpp>
+#include <yobx/adapters/onnx/shapes.hpp>
 #include <yobx/adapters/onnx/model_memory.hpp>
 #include <yobx/adapters/onnx/serialized.hpp>
 

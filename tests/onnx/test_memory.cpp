@@ -2,7 +2,7 @@
 // also consumed, an unused value, a subgraph), weights counted from dims, the peak as a Max of
 // the steps no other dominates, growth per unit of a dim, evaluation at sizes, the SVG.
 // Models are written in ONNX's text format (onnx/defs/parser.h) and shaped by infer_shapes.
-#include <yobx/adapters/onnx.hpp>
+#include <yobx/adapters/onnx/shapes.hpp>
 #include <yobx/adapters/onnx/model_memory.hpp>
 #include <yobx/onnx/memory_plot.hpp>
 

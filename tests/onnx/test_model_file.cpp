@@ -1,7 +1,7 @@
 // ModelFile: a .onnx file read with its large initializer payloads left in the file,
 // inferred, and written back with them spliced in. What it reads and writes must be
 // what protobuf reads and what save_model writes, byte for byte once reparsed.
-#include <yobx/adapters/onnx.hpp>
+#include <yobx/adapters/onnx/shapes.hpp>
 
 #include "../error_of.hpp"
 

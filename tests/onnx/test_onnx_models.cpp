@@ -2,7 +2,7 @@
 // each one-node model whose operator yobx covers must give the output shapes
 // the test's expected outputs have, with its inputs concrete, and with its
 // input dims made symbolic and the inferred expressions evaluated at them.
-#include <yobx/adapters/onnx.hpp>
+#include <yobx/adapters/onnx/shapes.hpp>
 
 #include <doctest/doctest.h>
 

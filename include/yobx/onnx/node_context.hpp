@@ -3,7 +3,7 @@
 // A rule reads its inputs (TensorInfo: element type, symbolic shape, the values
 // of small integer tensors), its attributes and the opset, and writes its
 // outputs. It knows nothing of protobuf or of the graph: the walk
-// (yobx/adapters/onnx.hpp) builds a NodeContext per node, so the same rules run
+// (yobx/adapters/onnx/shapes.hpp) builds a NodeContext per node, so the same rules run
 // on a graph built in C++ as on a file, like ONNX's own InferenceContext.
 #pragma once
 

@@ -2,7 +2,7 @@
 //
 // Each family lives in its own header under yobx/onnx/ops/, as ONNX groups its
 // schemas under onnx/defs/<family>; this header only puts them together. The
-// walk (yobx/adapters/onnx.hpp) looks rules up here and knows no operator: the
+// walk (yobx/adapters/onnx/shapes.hpp) looks rules up here and knows no operator: the
 // control-flow rules (ops/control_flow.hpp) get their subgraphs walked through
 // NodeContext::subgraph.
 #pragma once

@@ -13,7 +13,7 @@
 //   // out.model: the shaped model's bytes; out.left_out: the initializers it leaves out
 #pragma once
 
-#include <yobx/adapters/onnx.hpp>
+#include <yobx/adapters/onnx/shapes.hpp>
 #include <yobx/adapters/onnx/detail/light_model.hpp>
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// yobx/adapters/onnx.hpp — ONNX models: read a .onnx file, give every value its shape, write it back.
+// yobx/adapters/onnx/shapes.hpp — ONNX models: read a .onnx file, give every value its shape, write it back.
 //
 // The adapter does the protobuf I/O and the graph walk with one ShapeEnv
 // (yobx/adapters/onnx/detail/walker.hpp); the operator rules are protobuf-free
