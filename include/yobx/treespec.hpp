@@ -1,6 +1,6 @@
 // yobx/treespec.hpp — TreeSpec, the structure of a pytree without its leaves.
 //
-// Key entries and paths are yobx/pytree/key_path.hpp, the spec's node storage and builder
+// Key entries and paths are yobx/detail/pytree/key_path.hpp, the spec's node storage and builder
 // detail/pytree/spec_data.hpp, its JSON reader detail/pytree/spec_from_json.hpp.
 //
 // A TreeSpec is a value: cheap to copy (a shared immutable node array), to
@@ -21,7 +21,7 @@
 #include <yobx/detail/pytree/spec_from_json.hpp>
 #include <yobx/detail/repr.hpp>
 #include <yobx/error.hpp>
-#include <yobx/pytree/key_path.hpp>
+#include <yobx/detail/pytree/key_path.hpp>
 
 #include <array>
 #include <atomic>

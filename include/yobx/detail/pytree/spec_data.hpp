@@ -6,7 +6,7 @@
 #pragma once
 
 #include <yobx/error.hpp>
-#include <yobx/pytree/key_path.hpp>
+#include <yobx/detail/pytree/key_path.hpp>
 
 #include <atomic>
 #include <cstddef>

@@ -8,7 +8,7 @@
 #include <yobx/detail/json.hpp>
 #include <yobx/detail/pytree/spec_data.hpp>
 #include <yobx/error.hpp>
-#include <yobx/pytree/key_path.hpp>
+#include <yobx/detail/pytree/key_path.hpp>
 
 #include <cstdint>
 #include <initializer_list>

@@ -1,8 +1,10 @@
-// yobx/pytree/key_path.hpp — what a pytree's nodes are and how a leaf is named.
+// yobx/detail/pytree/key_path.hpp — what a pytree's nodes are and how a leaf is named.
 //
 // NodeKind, the Constant a node may hold, KeyEntry (`[1]`, `['past_key_values']`,
 // `.key_cache`) and KeyPath with keystr, torch's `[1]['past_key_values'].key_cache[3]`:
-// both the static and the dynamic pytree layers, and TreeSpec, use them.
+// both the static and the dynamic pytree layers, and TreeSpec, use them. Public names,
+// reached through yobx/treespec.hpp and yobx/pytree.hpp; kept here, beneath the spec's storage
+// (spec_data.hpp) that holds them, so that no include runs back up.
 #pragma once
 
 #include <yobx/detail/repr.hpp>
