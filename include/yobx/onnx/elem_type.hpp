@@ -11,7 +11,10 @@
 
 #include <yobx/dtype.hpp>
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -89,13 +92,37 @@ constexpr int elem_type_of(std::string_view name) noexcept {
     return elem::undefined;
 }
 
-/// The ONNX element type of one of yobx's own dtypes (DType's names are the table's).
-inline int elem_type_of(DType d) noexcept { return elem_type_of(to_string(d)); }
+namespace detail {
+
+/// yobx's own dtypes, in DType's order.
+inline constexpr DType dtypes[] = {DType::float32, DType::float64, DType::int32, DType::int64, DType::bool_};
+static_assert([] {
+    for (std::size_t i = 0; i < std::size(dtypes); ++i)
+        if (static_cast<std::size_t>(dtypes[i]) != i) return false;
+    return true;
+}(), "detail::dtypes: the row of DType d is dtypes[d]");
+
+/// The ONNX code of each of yobx's own dtypes, in DType's order, read once from the table by
+/// name (DType's names are the table's): ShapeInference converts every input and output.
+inline const std::array<int, std::size(dtypes)>& dtype_codes() noexcept {
+    static const std::array<int, std::size(dtypes)> codes = [] {
+        std::array<int, std::size(dtypes)> c{};
+        for (std::size_t i = 0; i < c.size(); ++i) c[i] = elem_type_of(to_string(dtypes[i]));
+        return c;
+    }();
+    return codes;
+}
+
+}  // namespace detail
+
+/// The ONNX element type of one of yobx's own dtypes.
+inline int elem_type_of(DType d) noexcept { return detail::dtype_codes()[static_cast<std::size_t>(d)]; }
 
 /// The DType of an ONNX element type, nullopt for a type DType does not have (float16, uint8...).
 inline std::optional<DType> dtype_of_elem(int elem_type) noexcept {
-    for (DType d : {DType::float32, DType::float64, DType::int32, DType::int64, DType::bool_})
-        if (elem_type_of(d) == elem_type) return d;
+    const auto& codes = detail::dtype_codes();
+    for (std::size_t i = 0; i < codes.size(); ++i)
+        if (codes[i] == elem_type) return detail::dtypes[i];
     return std::nullopt;
 }
 

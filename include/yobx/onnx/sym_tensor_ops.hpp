@@ -264,12 +264,15 @@ private:
         return SymTensor(std::move(*out->shape), *dtype, std::move(out->values));
     }
 
+    /// The methods that pass attributes, each its own map in Buffers.
+    enum Slot : std::size_t { cast_slot, concat_slot, gather_slot, reshape_slot, transpose_slot, shape_slot, slot_count };
+
     /// What run reuses from one call to the next.
     struct Buffers {
         std::vector<onnx::TensorInfo> infos;
         std::vector<const onnx::TensorInfo*> pointers;
         std::vector<std::optional<onnx::TensorInfo>> outputs;
-        std::array<onnx::Attributes, 6> attributes;
+        std::array<onnx::Attributes, slot_count> attributes;  // one per method that passes attributes (Slot)
     };
     mutable Buffers buffers_;
 
@@ -290,7 +293,6 @@ private:
         }
         return a;
     }
-    enum Slot : std::size_t { cast_slot, concat_slot, gather_slot, reshape_slot, transpose_slot, shape_slot };
 
     /// Every input has the first one's dtype, else a type_error naming the op, the two dtypes and every shape.
     template <class = void>
