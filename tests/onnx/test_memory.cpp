@@ -56,7 +56,7 @@ g (float[n, 16] X) => (float[n, n] Y, float[n, 16] Z) {
 
 }  // namespace
 
-TEST_CASE("element sizes: 4-bit types packed two a byte, strings without a size") {
+TEST_CASE("element sizes: 4-bit types packed two a byte, 2-bit four, strings without a size") {
     using yobx::onnx::bytes_of_elements;
     using yobx::onnx::elem_bits;
     CHECK(elem_bits(1) == 32);
@@ -66,14 +66,24 @@ TEST_CASE("element sizes: 4-bit types packed two a byte, strings without a size"
     CHECK(elem_bits(15) == 128); // complex128
     CHECK(elem_bits(17) == 8);   // float8e4m3fn
     CHECK(elem_bits(22) == 4);   // int4
+    CHECK(elem_bits(23) == 4);   // float4e2m1 (opset 23)
+    CHECK(elem_bits(24) == 8);   // float8e8m0 (opset 24)
+    CHECK(elem_bits(25) == 2);   // uint2 (opset 25)
+    CHECK(elem_bits(26) == 2);   // int2
+    CHECK(elem_bits(27) == 0);   // not an ONNX type (yet)
     CHECK(elem_bits(8) == 0);    // string
     CHECK(elem_bits(99) == 0);
     const yobx::SymInt n = yobx::SymInt::symbol("n");
     CHECK(bytes_of_elements(10, n * 3)->to_string() == "6*n");
     CHECK(bytes_of_elements(22, n)->to_string() == "(n + 1)//2");
     CHECK(bytes_of_elements(22, yobx::SymInt(5))->maybe_constant() == 3);
+    CHECK(bytes_of_elements(26, n)->to_string() == "(n + 3)//4");
+    CHECK(bytes_of_elements(25, yobx::SymInt(9))->maybe_constant() == 3);
+    CHECK(bytes_of_elements(24, n * 3)->to_string() == "3*n");
     CHECK_FALSE(bytes_of_elements(8, n).has_value());
     CHECK(yobx::onnx::elem_name(21) == "uint4");
+    CHECK(yobx::onnx::elem_name(24) == "float8e8m0");
+    CHECK(yobx::onnx::elem_name(26) == "int2");
     CHECK(yobx::onnx::elem_name(40) == "type 40");
 }
 

@@ -25,7 +25,8 @@ namespace yobx::onnx {
 namespace elem {
 
 /// One of ONNX's element types: its TensorProto::DataType code, its name, the bits of one element
-/// (4 for the packed int4, uint4 and float4e2m1; 0 for string, which has no fixed size).
+/// (4 for the packed int4, uint4 and float4e2m1, 2 for uint2 and int2; 0 for string, which has no
+/// fixed size).
 struct TypeInfo {
     int code;
     std::string_view name;
@@ -40,6 +41,7 @@ inline constexpr TypeInfo types[] = {
     {12, "uint32", 32},        {13, "uint64", 64},         {14, "complex64", 64},    {15, "complex128", 128},
     {16, "bfloat16", 16},      {17, "float8e4m3fn", 8},    {18, "float8e4m3fnuz", 8}, {19, "float8e5m2", 8},
     {20, "float8e5m2fnuz", 8}, {21, "uint4", 4},           {22, "int4", 4},          {23, "float4e2m1", 4},
+    {24, "float8e8m0", 8},     {25, "uint2", 2},           {26, "int2", 2},
 };
 
 static_assert([] {
@@ -71,7 +73,8 @@ constexpr bool carries_values(int t) noexcept { return holds_shape_values(t) || 
 }  // namespace elem
 
 /// The bits of one element of an ONNX element type (4 for the packed int4, uint4 and
-/// float4e2m1; 8 for the float8 types), 0 for string (no fixed size) and unknown types.
+/// float4e2m1, 2 for uint2 and int2; 8 for the float8 types), 0 for string (no fixed size) and
+/// unknown types.
 constexpr std::int64_t elem_bits(int elem_type) noexcept {
     const elem::TypeInfo* t = elem::find(elem_type);
     return t ? t->bits : 0;

@@ -37,7 +37,7 @@
 namespace yobx::onnx {
 
 /// The bytes of `elements` elements of a type, packed as ONNX packs them (two 4-bit
-/// elements a byte, the last byte padded); nullopt for string and unknown types.
+/// elements a byte, four 2-bit ones, the last byte padded); nullopt for string and unknown types.
 inline std::optional<SymInt> bytes_of_elements(int elem_type, const SymInt& elements) {
     const std::int64_t bits = elem_bits(elem_type);
     if (bits == 0) return std::nullopt;
