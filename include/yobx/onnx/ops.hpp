@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <yobx/onnx/node_context.hpp>
+#include <yobx/onnx/ops/attention.hpp>
 #include <yobx/onnx/ops/control_flow.hpp>
 #include <yobx/onnx/ops/elementwise.hpp>
 #include <yobx/onnx/ops/generator.hpp>
@@ -36,6 +37,7 @@ inline const OpRegistry& default_registry() {
         ops::register_spatial(r);
         ops::register_math(r);
         ops::register_nn(r);
+        ops::register_attention(r);
         ops::register_generator(r);
         ops::register_control_flow(r);
         ops::register_quantization(r);

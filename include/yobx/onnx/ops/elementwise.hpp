@@ -324,15 +324,76 @@ inline void where(NodeContext& ctx) {
     ctx.set_output(0, ctx.elem_type(1), std::move(out), std::move(v));
 }
 
+/// CumSum (11) and CumProd (26): x's shape; the running sums or products of a vector's values
+/// (exclusive: starting from the neutral element; reverse: from the end), for the axis 0 of
+/// rank 1 (its only axis).
+template <bool Product>
+void cumulative(NodeContext& ctx) {
+    const Shape& x = ctx.shape(0);
+    std::optional<std::vector<SymInt>> v;
+    const auto axis = ctx.constant_values(1);
+    if (axis && axis->size() == 1) ctx.axis((*axis)[0], static_cast<std::int64_t>(x.size()));
+    if (const auto* in = ctx.values(0); in && x.size() == 1 && axis && axis->size() == 1) {
+        const std::vector<SymInt>& a = **in;
+        const bool exclusive = ctx.attr_int("exclusive", 0) != 0, reverse = ctx.attr_int("reverse", 0) != 0;
+        v.emplace(a.size());
+        SymInt acc(Product ? 1 : 0);
+        for (std::size_t j = 0; j < a.size(); ++j) {
+            const std::size_t i = reverse ? a.size() - 1 - j : j;
+            if (exclusive) (*v)[i] = acc;
+            acc = ctx.simplify(Product ? acc * a[i] : acc + a[i]);
+            if (!exclusive) (*v)[i] = acc;
+        }
+    }
+    ctx.set_output(0, ctx.elem_type(0), x, std::move(v));
+}
+
+/// SwiGLU (28): A and B of one shape (no broadcasting), that shape.
+inline void swiglu(NodeContext& ctx) {
+    const Shape& a = ctx.shape(0);
+    const Shape& b = ctx.shape(1);
+    const auto differ = [&] {
+        ctx.fail("A " + format_shape(a) + " and B " + format_shape(b) + " must have the same shape");
+    };
+    if (a.size() != b.size()) differ();
+    Shape out = a;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        if (ctx.env().statically_known_true(a[i] != b[i])) differ();
+        if (a[i].maybe_constant() == std::nullopt && b[i].maybe_constant()) out[i] = b[i];  // the one a constant
+    }
+    ctx.set_output(0, ctx.elem_type(0), std::move(out));
+}
+
+/// BitCast (26): the input's shape in type `to`, of the same bit width; integer values kept
+/// where both types hold them alike (int64 to int64, int32 to int32).
+inline void bit_cast(NodeContext& ctx) {
+    const auto to = static_cast<int>(ctx.attr_int("to", elem::undefined));
+    if (to == elem::undefined) ctx.fail("attribute 'to' is required");
+    const TensorInfo* in = ctx.input(0);
+    if (in == nullptr) return;
+    const std::int64_t from_bits = elem_bits(in->elem_type), to_bits = elem_bits(to);
+    if (in->elem_type != elem::undefined && (to_bits == 0 || from_bits == 0 || from_bits != to_bits))
+        ctx.fail(elem_name(in->elem_type) + " (" + std::to_string(from_bits) + " bits) cannot be bitcast to " + elem_name(to) + " (" +
+                 std::to_string(to_bits) + " bits)");
+    TensorInfo out{to, in->shape, std::nullopt, std::nullopt, std::nullopt};
+    if (to == in->elem_type) out = *in;
+    ctx.set_output(0, std::move(out));
+}
+
 /// The elementwise family in the registry.
 inline void register_elementwise(OpRegistry& r) {
     r.add_all("", {"Abs", "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Cos", "Cosh", "Elu", "Erf", "Exp",
                    "HardSigmoid", "HardSwish", "LeakyRelu", "Log", "Reciprocal", "Relu", "Selu", "Shrink", "Sigmoid", "Sign",
                    "Sin", "Sinh", "Softplus", "Softsign", "Sqrt", "Tan", "Tanh", "ThresholdedRelu", "Celu", "Gelu", "Mish", "Clip",
                    "BitwiseNot", "Softmax", "LogSoftmax", "Hardmax", "LRN", "MeanVarianceNormalization", "LpNormalization",
-                   "InstanceNormalization", "Trilu", "CumSum", "ReverseSequence", "GroupNormalization", "Scatter", "ScatterElements",
+                   "InstanceNormalization", "Trilu", "ReverseSequence", "GroupNormalization", "Scatter", "ScatterElements",
                    "ScatterND"},
               1, same_as_input);
+    r.add("", "Swish", 24, same_as_input);
+    r.add("", "CumSum", 11, cumulative<false>);
+    r.add("", "CumProd", 26, cumulative<true>);
+    r.add("", "SwiGLU", 28, swiglu);
+    r.add("", "BitCast", 26, bit_cast);
     r.add("", "Floor", 1, floor);
     r.add("", "Ceil", 1, ceil);
     r.add("", "Round", 1, round);

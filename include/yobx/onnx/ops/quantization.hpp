@@ -1,7 +1,8 @@
 // yobx/onnx/ops/quantization.hpp — the default domain's quantization operators.
 //
 // QuantizeLinear and DequantizeLinear keep the shape; the element type comes
-// from the zero point, the scale or the output_dtype attribute (opset 21).
+// from the zero point, the scale or the output_dtype attribute (QuantizeLinear 21,
+// DequantizeLinear 23).
 // ConvInteger, QLinearConv, MatMulInteger and QLinearMatMul are with their
 // float counterparts (nn.hpp, math.hpp).
 #pragma once
@@ -16,8 +17,12 @@ inline void quantize_linear(NodeContext& ctx) {
     if (ctx.opset() >= 21 && ctx.attr_int("output_dtype", 0) != 0) type = static_cast<int>(ctx.attr_int("output_dtype", 0));
     ctx.set_output(0, type, ctx.shape(0));
 }
-/// DequantizeLinear: x's shape, the scale's type.
-inline void dequantize_linear(NodeContext& ctx) { ctx.set_output(0, ctx.elem_type(1), ctx.shape(0)); }
+/// DequantizeLinear: x's shape, the scale's type (output_dtype since opset 23).
+inline void dequantize_linear(NodeContext& ctx) {
+    int type = ctx.elem_type(1);
+    if (ctx.opset() >= 23 && ctx.attr_int("output_dtype", 0) != 0) type = static_cast<int>(ctx.attr_int("output_dtype", 0));
+    ctx.set_output(0, type, ctx.shape(0));
+}
 /// DynamicQuantizeLinear: y (uint8) of x's shape, a float scale and a uint8 zero point, both scalars.
 inline void dynamic_quantize_linear(NodeContext& ctx) {
     ctx.set_output(0, elem::uint8, ctx.shape(0));
