@@ -3,10 +3,11 @@
 // A rule here asks the walk for its subgraphs' outputs (NodeContext::subgraph, as ONNX's
 // GraphInferencer), given the types of the subgraph's inputs, and shapes the node's outputs
 // from them; the walk knows no operator, the rules no protobuf.
-//   If (1, 11, 13, 16, 19, 21): the branch data propagation takes, else both merged.
-//   Loop (1, 11, 13, 16, 19, 21): carried values merged with their first iteration, scan
-//     outputs one axis longer (a fresh trip count).
-//   Scan 8: a batch axis then a sequence axis on the scan inputs; Scan 9 (9, 11, 16, 19, 21):
+//   If (1, 11, 13, 16, 19, 21, 23, 24, 25): the branch data propagation takes, else both merged.
+//   Loop (1, 11, 13, 16, 19, 21, 23, 24, 25: one rule): carried values merged with their first
+//     iteration, scan outputs one axis longer: the trip count where the graph states it (a
+//     condition absent, or true and given back true), else a fresh symbol.
+//   Scan 8: a batch axis then a sequence axis on the scan inputs; Scan 9 (9, 11, 16, 19, 21, 23, 24, 25):
 //     scan_input_axes and scan_output_axes.
 #pragma once
 
@@ -58,19 +59,56 @@ inline void if_(NodeContext& ctx) {
         if (a[k] && b[k]) ctx.set_output(k, merge(*a[k], *b[k], ctx));
 }
 
-/// Loop: the body sees the iteration number, the condition and the carried values; a carried
-/// output is its input merged with the body's, a scan output the body's with the trip count first.
+namespace detail {
+
+/// What a Loop's inputs state of its count before the body is walked: 0 iterations when the
+/// condition starts false; `max(M, 0)` when the trip count M is known and the condition is absent
+/// (a for loop) or starts true (`until_body_says`: if the body gives true again); nullopt else.
+struct LoopCount {
+    std::optional<SymInt> count;
+    bool until_body_says = false;
+};
+inline LoopCount loop_count(NodeContext& ctx) {
+    const bool has_cond = ctx.has_input(1);
+    const auto cond = has_cond ? ctx.constant_values(1) : std::nullopt;
+    if (cond && cond->size() == 1 && (*cond)[0] == 0) return {SymInt(0), false};
+    const std::optional<SymInt> m = ctx.has_input(0) ? ctx.single_value(0) : std::nullopt;
+    if (!m || (has_cond && !(cond && cond->size() == 1))) return {};
+    return {ctx.simplify(sym_max(*m, SymInt(0))), has_cond};
+}
+
+}  // namespace detail
+
+/// Loop: the body sees the iteration number, the condition (true: an iteration runs only then)
+/// and the carried values; a carried output is its input merged with the body's (the input itself
+/// when no iteration runs), a scan output the body's with the number of iterations first. The
+/// number is the trip count when the graph states it: no condition, or a condition that starts
+/// true and that the body gives back true whatever the carried values hold (a constant true,
+/// the condition passed through); the body is then walked with the carried values' shapes only,
+/// so that its answer holds for every iteration. Else a fresh symbol.
 inline void loop(NodeContext& ctx) {
-    Values in{TensorInfo::of(elem::int64, {}), TensorInfo::of(elem::bool_, {})};
-    for (std::size_t i = 2; i < ctx.input_count(); ++i) in.push_back(ctx.input(i) ? std::optional<TensorInfo>(*ctx.input(i)) : std::nullopt);
+    const detail::LoopCount stated = detail::loop_count(ctx);
+    Values in{TensorInfo::of(elem::int64, {}), TensorInfo::of(elem::bool_, {}, std::vector<SymInt>{SymInt(1)})};
+    for (std::size_t i = 2; i < ctx.input_count(); ++i) {
+        const TensorInfo* t = ctx.input(i);
+        if (t != nullptr && stated.until_body_says) in.push_back(TensorInfo{t->elem_type, t->shape, std::nullopt, std::nullopt, std::nullopt});
+        else in.push_back(t ? std::optional<TensorInfo>(*t) : std::nullopt);
+    }
     const Values body = ctx.subgraph("body", in);
+    std::optional<SymInt> count = stated.count;
+    if (stated.until_body_says) {
+        const auto again = !body.empty() && body[0] ? body[0]->constant_values() : std::nullopt;
+        if (!(again && again->size() == 1 && (*again)[0] != 0)) count.reset();
+    }
     const std::size_t carried = ctx.input_count() >= 2 ? ctx.input_count() - 2 : 0;
-    const SymInt trips = ctx.fresh("Loop: the number of iterations depends on the data");
+    const bool none = count && count->maybe_constant() == 0;
+    const SymInt trips = count ? *count : ctx.fresh("Loop: the number of iterations depends on the data");
     for (std::size_t k = 0; k < ctx.output_count() && k + 1 < body.size(); ++k) {
         const auto& b = body[k + 1];
         if (!b) continue;
+        const TensorInfo* given = k < carried ? ctx.input(k + 2) : nullptr;
         if (k < carried) {
-            ctx.set_output(k, in[k + 2] ? merge(*in[k + 2], *b, ctx) : *b);
+            ctx.set_output(k, given ? (none ? *given : merge(*given, *b, ctx)) : *b);
         } else if (b->shape) {
             Shape s{trips};
             s.insert(s.end(), b->shape->begin(), b->shape->end());
