@@ -202,8 +202,8 @@ fails "garbage" "yobx-onnx-shapes: '$dir/garbage.onnx' is not an ONNX model (the
 : > "$dir/empty.onnx"
 fails "empty file" "yobx-onnx-shapes: '$dir/empty.onnx' is not an ONNX model (the protobuf does not parse: malformed or truncated)" \
     "$dir/empty.onnx" "$dir/out.onnx"
-fails "opset 30" "yobx-onnx-shapes: unknown opset 30 of the default domain (yobx knows 7 to 22)" "$dir/opset30.onnx" "$dir/out.onnx"
-fails "opset 6" "yobx-onnx-shapes: unknown opset 6 of the default domain (yobx knows 7 to 22)" "$dir/opset6.onnx" "$dir/out.onnx"
+fails "opset 30" "yobx-onnx-shapes: unknown opset 30 of the default domain (yobx knows 7 to 28)" "$dir/opset30.onnx" "$dir/out.onnx"
+fails "opset 6" "yobx-onnx-shapes: unknown opset 6 of the default domain (yobx knows 7 to 28)" "$dir/opset6.onnx" "$dir/out.onnx"
 fails "not a DAG" "yobx-onnx-shapes: the graph is not a DAG: node 'r1' (Relu) depends on itself through 'a'" "$dir/cycle.onnx" "$dir/out.onnx"
 fails "dangling input" "yobx-onnx-shapes: node 'add' (Add): input 'nowhere' is produced by no node, initializer or graph input" \
     "$dir/dangling.onnx" "$dir/out.onnx"

@@ -312,7 +312,7 @@ class Errors(unittest.TestCase):
 
     def test_each_error_of_a_model(self):
         self.assertEqual(self.assert_same_error("cycle"), "the graph is not a DAG: node 'r1' (Relu) depends on itself through 'a'")
-        self.assertEqual(self.assert_same_error("opset30"), "unknown opset 30 of the default domain (yobx knows 7 to 22)")
+        self.assertEqual(self.assert_same_error("opset30"), "unknown opset 30 of the default domain (yobx knows 7 to 28)")
         self.assertEqual(self.assert_same_error("dangling"),
                          "node 'add' (Add): input 'nowhere' is produced by no node, initializer or graph input")
         self.assertEqual(self.assert_same_error("dangling_newline"),  # a name's control characters escaped: one line
@@ -331,7 +331,7 @@ class Errors(unittest.TestCase):
 
     def test_the_same_errors_from_a_model_in_memory(self):
         for name, message in [("cycle", "the graph is not a DAG: node 'r1' (Relu) depends on itself through 'a'"),
-                              ("opset6", "unknown opset 6 of the default domain (yobx knows 7 to 22)")]:
+                              ("opset6", "unknown opset 6 of the default domain (yobx knows 7 to 28)")]:
             with self.subTest(model=name), self.assertRaises(ValueError) as e:
                 yobx.onnx.infer_shapes(onnx.load(model_path(name)))
             self.assertEqual(str(e.exception), message)

@@ -27,8 +27,9 @@
 
 namespace yobx::onnx {
 
-/// The newest default-domain opset whose operators yobx knows.
-inline constexpr int max_known_opset = 22;
+/// The newest default-domain opset whose operators yobx knows: ONNX's main branch at commit
+/// f7546912001bc31e92a238b17068a21b373d882e (2026-08-22; opset 27 is its newest release, 1.22).
+inline constexpr int max_known_opset = 28;
 /// The oldest default-domain opset yobx reads.
 inline constexpr int min_known_opset = 7;
 
