@@ -22,7 +22,10 @@ implementations too). Checked, failing the run when violated:
      (yobx-onnx-shapes --memory --report) and the Python module: the same value_info, every value's
      dims the numpy run's, the growth per token of past the equivalent opset-17 model's;
   4. Loops whose count the graph states (a trip count Shape(x)[0] or 2*n, the condition passed
-     through or a constant true): exact dims, checked against the numpy run.
+     through or a constant true): exact dims, checked against the numpy run;
+  5. the older operators at their newest versions: the random shape-computation graphs of
+     conformance.py (Shape, Gather, Slice, Concat, Reshape, Expand, Range, ConstantOfShape, the
+     arithmetic...) written at opset 18 give the same types and dims at opsets 23, 25 and 28.
 With --ort (Debian 13: onnxruntime), the opset-17 models of 2 and 3 and the Loops at opset 17
 are also run by onnxruntime: the outputs' dims and the KV cache's growth per token are its own.
 """
@@ -191,10 +194,13 @@ def linear_attention(query, key, value, past_state=None, decay=None, beta=None, 
 
 
 def flex_attention(Q, K, V, *, scale=None, softmax_precision=None, score_mod=None, prob_mod=None):
+    """Scores (Q @ K^T) * scale in softmax_precision, score_mod, Softmax, prob_mod, @ V."""
+    def modified(graph, x):
+        return x if graph is None else run_graph(graph, {graph.input[0].name: x})[graph.output[0].name]
     group = Q.shape[1] // K.shape[1]
     scale = 1 / math.sqrt(Q.shape[3]) if scale is None else scale
-    s = (Q @ np.swapaxes(np.repeat(K, group, axis=1), -1, -2)) * scale
-    return softmax(s) @ np.repeat(V, group, axis=1)
+    s = ((Q @ np.swapaxes(np.repeat(K, group, axis=1), -1, -2)) * scale).astype(np.float64 if Q.dtype == np.float64 else np.float32)
+    return (modified(prob_mod, softmax(modified(score_mod, s))) @ np.repeat(V, group, axis=1)).astype(Q.dtype)
 
 
 def cumulative(x, axis, *, exclusive=0, reverse=0, product=False):
@@ -506,16 +512,23 @@ def case_recurrent(rng):
     k, c = int(rng.choice([2, 3, 4])), int(rng.choice([2, 3]))
     hkv, group, dk, dv = int(rng.choice([1, 2])), int(rng.choice([1, 2])), 4, int(rng.choice([2, 4]))
     hq = hkv * group
+    # the modifiers: a score_mod halving the scores (a Constant inside), a prob_mod passing them on
+    half = helper.make_graph([helper.make_node("Constant", [], ["h"], value=helper.make_tensor("h", F, [], [0.5])),
+                              helper.make_node("Mul", ["scores", "h"], ["halved"])], "score_mod",
+                             [vi("scores", F, ["b", hq, "s", "t"])], [vi("halved", F, None)])
+    same = helper.make_graph([helper.make_node("Identity", ["probs"], ["kept"])], "prob_mod",
+                             [vi("probs", F, ["b", hq, "s", "t"])], [vi("kept", F, None)])
+    mods = {k: g for k, g in (("score_mod", half), ("prob_mod", same)) if rng.random() < 0.5}
     nodes = [helper.make_node("CausalConvWithState", ["x", "w", "bias", "state"], ["y", "new_state"], activation="silu"),
              helper.make_node("LinearAttention", ["q", "kk", "v", "S"], ["o", "S2"], q_num_heads=hq, kv_num_heads=hkv,
                               update_rule="linear"),
-             helper.make_node("FlexAttention", ["Q4", "K4", "V4"], ["Y4"], domain="ai.onnx.preview")]
+             helper.make_node("FlexAttention", ["Q4", "K4", "V4"], ["Y4"], domain="ai.onnx.preview", **mods)]
     inputs = [vi("x", F, ["b", c, "s"]), vi("w", F, [c, 1, k]), vi("bias", F, [c]), vi("state", F, ["b", c, k - 1]),
               vi("q", F, ["b", "s", hq * dk]), vi("kk", F, ["b", "s", hkv * dk]), vi("v", F, ["b", "s", hkv * dv]),
               vi("S", F, ["b", hkv, dk, dv]), vi("Q4", F, ["b", hq, "s", dk]), vi("K4", F, ["b", hkv, "t", dk]),
               vi("V4", F, ["b", hkv, "t", dv])]
     outputs = [vi(n, F, None) for n in ("y", "new_state", "o", "S2", "Y4")]
-    return f"CausalConvWithState k {k}, LinearAttention {hq}/{hkv}, FlexAttention", make(
+    return f"CausalConvWithState k {k}, LinearAttention {hq}/{hkv}, FlexAttention {sorted(mods)}", make(
         nodes, inputs, outputs, 27, extra=[("ai.onnx.preview", 1)])
 
 
@@ -768,6 +781,31 @@ def check_loops():
                    "the numpy Loop with a counter")
 
 
+def written_dims(model):
+    shaped = yobx.onnx.infer_shapes(model)
+    return {v.name: (v.type.tensor_type.elem_type, [d.dim_param or d.dim_value for d in v.type.tensor_type.shape.dim])
+            for v in list(shaped.graph.value_info) + list(shaped.graph.output)}
+
+
+def check_older_operators(count, seed):
+    """The older operators at their newest versions: the random shape-computation graphs of
+    tests/onnx/conformance.py (their operators' signatures are those of opset 18, and none
+    changes a shape up to 28) shaped at opsets 23, 25 and 28 as at 18."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import conformance
+    conformance.OPSET = 18
+    rng = random.Random(seed)
+    for gid in range(count):
+        graph = conformance.Graph(gid, rng).build()
+        model = graph.model()
+        at18 = written_dims(model)
+        for opset in (23, 25, 28):
+            model.opset_import[0].version = opset
+            FAIL.values += len(at18)
+            got = written_dims(model)
+            FAIL.check(got == at18, f"conformance graph {gid} at opset {opset}: {got} where opset 18 gives {at18}")
+
+
 def main():
     global ORT
     parser = argparse.ArgumentParser()
@@ -793,6 +831,7 @@ def main():
                 FAIL.check(False, f"{label} (seed {seed}): {type(e).__name__}: {e}")
     check_decoder(args.tool, args.workdir)
     check_loops()
+    check_older_operators(4 * args.cases, args.seed)
     print(f"{FAIL.checked} checks on {FAIL.values} values, {len(FAIL.wrong)} wrong")
     for w in FAIL.wrong[:30]:
         print("  " + w)

@@ -192,3 +192,35 @@ TEST_CASE("a Loop whose count depends on the data keeps a fresh symbol") {
     yobx::onnx::infer_shapes(model);
     CHECK(type_of(model, "S").rfind("float32[unk__", 0) == 0);
 }
+
+TEST_CASE("FlexAttention's modifiers are walked on the scores [batch, q_heads, q_seq, kv_seq]") {
+    ::onnx::ModelProto model = parse_model(R"(<ir_version: 11, opset_import: ["" : 23, "ai.onnx.preview" : 1]>
+g (float[b, 4, s, 8] Q, float[b, 2, t, 8] K, float[b, 2, t, 6] V) => (float[b, 4, s, 6] Y) {
+  Y = ai.onnx.preview.FlexAttention <score_mod = m (float[x, y, z, w] scores) => (float[x, y, z, w] out) {
+    half = Constant <value = float {0.5}> ()
+    out = Mul(scores, half)
+  }> (Q, K, V)
+})");
+    const auto report = yobx::onnx::infer_shapes(model);
+    CHECK(report.not_covered.empty());
+    CHECK(type_of(model, "Y") == "float32[b, 4, s, 6]");
+    const auto& body = model.graph().node(0).attribute(0).g();
+    std::string inside;
+    for (const auto& v : body.value_info()) inside += v.name() + " ";
+    CHECK(inside == "half ");
+    const auto& out = body.output(0).type().tensor_type().shape();
+    CHECK(out.dim(0).dim_param() == "b");
+    CHECK(out.dim(3).dim_param() == "t");
+    // a modifier that changes the rank is an error naming the node
+    ::onnx::ModelProto bad = parse_model(R"(<ir_version: 11, opset_import: ["" : 23, "ai.onnx.preview" : 1]>
+g (float[b, 4, s, 8] Q, float[b, 2, t, 8] K, float[b, 2, t, 6] V) => (float[b, 4, s, 6] Y) {
+  Y = ai.onnx.preview.FlexAttention <score_mod = m (float[x, y, z, w] scores) => (float[x] out) {
+    out = ReduceSum <keepdims = 0> (scores)
+  }> (Q, K, V)
+})");
+    bad.mutable_graph()->mutable_node(0)->set_name("flex");
+    yobx::onnx::InferenceOptions strict;
+    strict.strict = true;
+    CHECK(error_of<yobx::value_error>([&] { yobx::onnx::infer_shapes(bad, strict); }) ==
+          "node 'flex' (ai.onnx.preview.FlexAttention): FlexAttention 'flex': score_mod's output must have rank 4, got []");
+}

@@ -157,11 +157,23 @@ inline void linear_attention(NodeContext& ctx) {
     ctx.set_output(1, ctx.has_input(3) ? ctx.elem_type(3) : ctx.elem_type(0), {q[0], SymInt(kv_heads), d_k, d_v});
 }
 
-/// ai.onnx.preview's FlexAttention: Y [batch, q_heads, q_seq, v_head] of rank-4 Q, K, V.
+/// ai.onnx.preview's FlexAttention: Y [batch, q_heads, q_seq, v_head] of rank-4 Q, K, V; the
+/// score_mod and prob_mod subgraphs, when given, walked on the scores [batch, q_heads, q_seq,
+/// kv_seq] of softmax_precision (float32 unless Q is float64), their output of that shape.
 inline void flex_attention(NodeContext& ctx) {
     const Shape& q = detail::of_rank(ctx, 0, 4, "Q");
-    detail::of_rank(ctx, 1, 4, "K");
+    const Shape& k = detail::of_rank(ctx, 1, 4, "K");
     const Shape& v = detail::of_rank(ctx, 2, 4, "V");
+    const int precision = static_cast<int>(ctx.attr_int("softmax_precision", ctx.elem_type(0) == elem::float64 ? elem::float64 : elem::float32));
+    const TensorInfo scores = TensorInfo::of(precision, {q[0], q[1], q[2], k[2]});
+    for (const char* mod : {"score_mod", "prob_mod"}) {
+        const Attribute* a = ctx.attribute(mod);
+        if (a == nullptr || a->kind != Attribute::Kind::graph) continue;
+        const SubgraphInferencer::Outputs out = ctx.subgraph(mod, {scores});
+        if (out.size() != 1) ctx.fail(std::string(mod) + " must have one output, it has " + std::to_string(out.size()));
+        if (out[0] && out[0]->shape && out[0]->shape->size() != 4)
+            ctx.fail(std::string(mod) + "'s output must have rank 4, got " + format_shape(*out[0]->shape));
+    }
     ctx.set_output(0, ctx.elem_type(0), {q[0], q[1], q[2], v[3]});
 }
 
