@@ -140,6 +140,8 @@ g (float[n, 4] X) => (float[m, 4] S, float[4] A, int64 K) {
   n = Gather(shape, zero)
   two = Constant <value = int64 {2}> ()
   twice = Mul(n, two)
+  one_less = Sub(n, one)
+  one = Constant <value = int64 {1}> ()
   five = Constant <value = int64 {5}> ()
   t = Constant <value = bool {1}> ()
   f = Constant <value = bool {0}> ()
@@ -176,6 +178,11 @@ TEST_CASE("a Loop whose count the graph states: scan outputs of that length") {
     CHECK(loop_length(rows_loop("n", "t", "Constant <value = bool {1}> ()")) == "float32[n, 4]");
     CHECK(loop_length(rows_loop("twice", "t", "Identity(c)")) == "float32[2*n, 4]");
     CHECK(loop_length(rows_loop("five", "t", "Identity(c)")) == "float32[5, 4]");
+    CHECK(loop_length(rows_loop("one_less", "t", "Identity(c)")) == "float32[n - 1, 4]");  // n >= 1: max(n - 1, 0)
+    // the body's condition output is its condition input itself
+    std::string direct = rows_loop("n", "t", "Identity(c)");
+    direct.replace(direct.find("(bool c2,"), 9, "(bool c,");
+    CHECK(loop_length(direct) == "float32[n, 4]");
     // no condition: a for loop, whatever the body gives
     CHECK(loop_length(rows_loop("n", "t", "Less(k2, ten)"), true) == "float32[n, 4]");
     // a condition that starts false: no iteration
