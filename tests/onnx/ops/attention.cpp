@@ -132,10 +132,25 @@ TEST_CASE("CausalConvWithState and LinearAttention (27): the input's shape and t
     const TensorInfo k = TensorInfo::of(elem::float16, {b, s, 2 * 128});
     const TensorInfo v = TensorInfo::of(elem::float16, {b, s, 2 * 96});
     const TensorInfo state = TensorInfo::of(elem::float32, {b, 2, 128, 96});
-    const Attributes heads{{"q_num_heads", integer(8)}, {"kv_num_heads", integer(2)}};
+    const Attributes heads{{"q_num_heads", integer(8)}, {"kv_num_heads", integer(2)}, {"update_rule", text("linear")}};
     const auto lin = run(env, "LinearAttention", 27, {&q, &k, &v, &state}, heads, 2);
     CHECK(type_and_shape(lin[0]) == "float16[batch, seq, 768]");
     CHECK(type_and_shape(lin[1]) == "float32[batch, 2, 128, 96]");
+    // the gates each rule takes: decay [B, T, kv_heads] for the gated rules, beta for the delta ones
+    const TensorInfo gate = TensorInfo::of(elem::float16, {b, s, 2});
+    const auto with_rule = [&](const char* rule) {
+        Attributes a = heads;
+        a["update_rule"] = text(rule);
+        return a;
+    };
+    CHECK(shape_of(run(env, "LinearAttention", 27, {&q, &k, &v, nullptr, &gate, &gate}, with_rule("gated_delta"), 2)[0]) ==
+          "[batch, seq, 768]");
+    CHECK(test::error_of<value_error>([&] { run(env, "LinearAttention", 27, {&q, &k, &v}, with_rule("gated"), 2); }) ==
+          "LinearAttention 'n': update_rule 'gated' requires the decay input");
+    CHECK(test::error_of<value_error>([&] { run(env, "LinearAttention", 27, {&q, &k, &v, nullptr, nullptr, &gate}, heads, 2); }) ==
+          "LinearAttention 'n': update_rule 'linear' forbids the beta input");
+    CHECK(test::error_of<value_error>([&] { run(env, "LinearAttention", 27, {&q, &k, &v}, with_rule("fast"), 2); }) ==
+          "LinearAttention 'n': update_rule must be one of 'linear', 'gated', 'delta', 'gated_delta', got 'fast'");
     CHECK(test::error_of<value_error>([&] { run(env, "LinearAttention", 27, {&q, &k, &v}, {{"q_num_heads", integer(8)}, {"kv_num_heads", integer(3)}}, 2); }) ==
           "LinearAttention 'n': q_num_heads (8) must be a multiple of kv_num_heads (3)");
     CHECK(test::error_of<value_error>([&] { run(env, "LinearAttention", 27, {&q, &k, &v}, {{"q_num_heads", integer(6)}, {"kv_num_heads", integer(2)}}, 2); }) ==

@@ -153,6 +153,13 @@ inline void linear_attention(NodeContext& ctx) {
     detail::per_head(ctx, q[2], q_heads, "query");
     const SymInt d_k = detail::per_head(ctx, k[2], kv_heads, "key");
     const SymInt d_v = detail::per_head(ctx, v[2], kv_heads, "value");
+    // the update rule and the gates it takes: decay for the gated rules, beta for the delta ones
+    const std::string rule = ctx.attr_string("update_rule", "gated_delta");
+    if (rule != "linear" && rule != "gated" && rule != "delta" && rule != "gated_delta")
+        ctx.fail("update_rule must be one of 'linear', 'gated', 'delta', 'gated_delta', got '" + rule + "'");
+    const bool gated = rule == "gated" || rule == "gated_delta", delta = rule == "delta" || rule == "gated_delta";
+    if (ctx.has_input(4) != gated) ctx.fail("update_rule '" + rule + "' " + (gated ? "requires" : "forbids") + " the decay input");
+    if (ctx.has_input(5) != delta) ctx.fail("update_rule '" + rule + "' " + (delta ? "requires" : "forbids") + " the beta input");
     ctx.set_output(0, ctx.elem_type(0), {q[0], q[1], ctx.simplify(SymInt(q_heads) * d_v)});
     ctx.set_output(1, ctx.has_input(3) ? ctx.elem_type(3) : ctx.elem_type(0), {q[0], SymInt(kv_heads), d_k, d_v});
 }
