@@ -17,6 +17,7 @@
 #include <optional>
 #include <utility>
 #include <iostream>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -41,14 +42,31 @@ std::string read_text(const std::string& path) {
     return s.str();
 }
 
+/// The integer [first, last) holds, read whole; nullopt for anything else. A number past int64
+/// is a value_error naming `option` and `arg` (from_chars reads it whole and leaves v as it was).
+std::optional<std::int64_t> read_size(std::string_view option, const std::string& arg, const char* first, const char* last) {
+    std::int64_t v = 0;
+    const auto [ptr, ec] = std::from_chars(first, last, v);
+    if (ec == std::errc::result_out_of_range && ptr == last)
+        throw yobx::value_error(std::string(option) + " '" + arg + "': " + std::string(first, last) + " is past int64 (at most " +
+                                std::to_string(std::numeric_limits<std::int64_t>::max()) + ")");
+    if (ec != std::errc() || ptr != last || first == last) return std::nullopt;
+    return v;
+}
+
 /// `NAME=VALUE` with VALUE a size, for `option`.
 std::pair<std::string, std::int64_t> size_arg(std::string_view option, const std::string& h) {
     const auto eq = h.find('=');
-    std::int64_t v = 0;
-    const char* end = h.data() + h.size();
-    if (eq == std::string::npos || eq == 0 || std::from_chars(h.data() + eq + 1, end, v).ptr != end || eq + 1 == h.size() || v < 0)
-        throw usage_error(std::string(option) + " '" + h + "': expected NAME=VALUE with VALUE a size (an integer >= 0)");
-    return {h.substr(0, eq), v};
+    const auto v = eq == std::string::npos || eq == 0 ? std::nullopt : read_size(option, h, h.data() + eq + 1, h.data() + h.size());
+    if (!v || *v < 0) throw usage_error(std::string(option) + " '" + h + "': expected NAME=VALUE with VALUE a size (an integer >= 0)");
+    return {h.substr(0, eq), *v};
+}
+
+/// `NAME=VALUE` of `option` into `sizes`; a name given twice is an error naming it.
+void add_size(std::string_view option, const std::string& h, yobx::SymbolValues& sizes) {
+    const auto [name, v] = size_arg(option, h);
+    if (!sizes.emplace(name, v).second)
+        throw yobx::value_error(std::string(option) + " '" + h + "': " + name + " is given twice (first as " + std::to_string(sizes.at(name)) + ")");
 }
 
 struct Plot {
@@ -61,10 +79,14 @@ Plot plot_arg(const std::string& range, std::string path) {
     const auto eq = range.find('='), colon = range.find(':', eq == std::string::npos ? 0 : eq);
     Plot p{range.substr(0, eq), std::move(path), 0, 0};
     const char* end = range.data() + range.size();
-    if (eq == std::string::npos || eq == 0 || colon == std::string::npos ||
-        std::from_chars(range.data() + eq + 1, range.data() + colon, p.lo).ptr != range.data() + colon || colon == eq + 1 ||
-        std::from_chars(range.data() + colon + 1, end, p.hi).ptr != end || colon + 1 == range.size() || p.lo < 0 || p.hi < p.lo)
-        throw usage_error("--plot '" + range + "': expected NAME=LO:HI with sizes 0 <= LO <= HI");
+    std::optional<std::int64_t> lo, hi;
+    if (eq != std::string::npos && eq != 0 && colon != std::string::npos) {
+        lo = read_size("--plot", range, range.data() + eq + 1, range.data() + colon);
+        hi = read_size("--plot", range, range.data() + colon + 1, end);
+    }
+    if (!lo || !hi || *lo < 0 || *hi < *lo) throw usage_error("--plot '" + range + "': expected NAME=LO:HI with sizes 0 <= LO <= HI");
+    p.lo = *lo;
+    p.hi = *hi;
     return p;
 }
 
@@ -84,13 +106,11 @@ int run(int argc, char** argv) {
         else if (a == "--strict") options.strict = true;
         else if (a == "--op-profiles") options.op_profiles = yobx::onnx::OpProfiles::from_json(read_text(value()));
         else if (a == "--hint") {
-            const auto [name, v] = size_arg(a, value());
-            options.hints[name] = v;
+            add_size(a, value(), options.hints);
         } else if (a == "--memory") {
             memory = true;
         } else if (a == "--at") {
-            const auto [name, v] = size_arg(a, value());
-            at.insert_or_assign(name, v);
+            add_size(a, value(), at);
             memory = true;
         } else if (a == "--plot") {
             const std::string range = value();

@@ -191,6 +191,22 @@ fails_usage "memory: a size that is not one" "yobx-onnx-shapes: --at 'batch=two'
     "$dir/conv.onnx" "$dir/out.onnx" --at batch=two
 fails_usage "memory plot: a range that is not one" "yobx-onnx-shapes: --plot 'height=9:3': expected NAME=LO:HI with sizes 0 <= LO <= HI" \
     "$dir/conv.onnx" "$dir/out.onnx" --plot height=9:3 "$dir/p.svg"
+# a size past int64 was read as 0 (from_chars's pointer checked, not its error); a name given twice kept the last
+fails "memory: a size past int64" \
+    "yobx-onnx-shapes: --at 'batch=99999999999999999999': 99999999999999999999 is past int64 (at most 9223372036854775807)" \
+    "$dir/conv.onnx" "$dir/out.onnx" --at batch=99999999999999999999
+fails "memory plot: a bound past int64" \
+    "yobx-onnx-shapes: --plot 'height=0:99999999999999999999': 99999999999999999999 is past int64 (at most 9223372036854775807)" \
+    "$dir/conv.onnx" "$dir/out.onnx" --plot height=0:99999999999999999999 "$dir/p.svg"
+fails "hint past int64" \
+    "yobx-onnx-shapes: --hint 'n=18446744073709551616': 18446744073709551616 is past int64 (at most 9223372036854775807)" \
+    "$dir/conv.onnx" "$dir/out.onnx" --hint n=18446744073709551616
+fails "memory: a size given twice" "yobx-onnx-shapes: --at 'batch=3': batch is given twice (first as 2)" \
+    "$dir/conv.onnx" "$dir/out.onnx" --at batch=2 --at batch=3
+fails "hint given twice" "yobx-onnx-shapes: --hint 'n=3': n is given twice (first as 3)" \
+    "$dir/conv.onnx" "$dir/out.onnx" --hint n=3 --hint n=3
+fails_usage "memory: a size with a plus sign" "yobx-onnx-shapes: --at 'batch=+2': expected NAME=VALUE with VALUE a size (an integer >= 0)" \
+    "$dir/conv.onnx" "$dir/out.onnx" --at batch=+2
 fails_usage "memory plot without its file" "yobx-onnx-shapes: --plot needs a value" "$dir/conv.onnx" "$dir/out.onnx" --plot height=1:3
 fails "missing file" "yobx-onnx-shapes: cannot open '$dir/none.onnx'" "$dir/none.onnx" "$dir/out.onnx"
 head -c 300 "$dir/conv.onnx" > "$dir/truncated.onnx"

@@ -490,7 +490,16 @@ class Memory(unittest.TestCase):
                  (lambda: yobx.onnx.memory(conv_model(), at=[("batch", 1)]), TypeError,
                   "at must be a dict of dim names to sizes, not list"),
                  (lambda: yobx.onnx.memory(b"not a model"), ValueError,
-                  "'<bytes>' is not an ONNX model (the protobuf does not parse: malformed or truncated)")]
+                  "'<bytes>' is not an ONNX model (the protobuf does not parse: malformed or truncated)"),
+                 # past int64: pybind11's TypeError of several lines before
+                 (lambda: yobx.onnx.memory(conv_model(), at={"batch": 10**20}), ValueError,
+                  "size 'batch': 100000000000000000000 is past int64 (at most 9223372036854775807)"),
+                 (lambda: yobx.onnx.memory(conv_model(), at={"batch": 1, "width": 2}, plot=("height", 0, 2**64)), ValueError,
+                  "plot: 18446744073709551616 is past int64 (at most 9223372036854775807)"),
+                 (lambda: yobx.onnx.memory(conv_model(), hints={"batch": 2**63}), ValueError,
+                  "hint 'batch': 9223372036854775808 is past int64 (at most 9223372036854775807)"),
+                 (lambda: yobx.onnx.evaluate_shapes(conv_model(), {"batch": -2**63 - 1}), ValueError,
+                  "size 'batch': -9223372036854775809 is below int64 (at least -9223372036854775808)")]
         for call, kind, message in cases:
             with self.subTest(message=message):
                 with self.assertRaises(kind) as e:

@@ -47,6 +47,7 @@ def _hints(hints):
             raise ValueError(f"hint {name!r}: the name must be a non-empty string")
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise ValueError(f"hint '{name}': expected a size (an integer >= 0), got {value!r}")
+        _int64(value, f"hint '{name}'")
     return {_name(name, "hint"): value for name, value in hints.items()}
 
 
@@ -288,12 +289,22 @@ def evaluate_shapes(model, sizes, *, infer=True, op_profiles=None, onnx_fallback
     return {name: None if shape is None else tuple(shape) for name, shape in shapes.items()}
 
 
+def _int64(value, what):
+    """A Python int past int64 would reach C++ as a TypeError of pybind11's, several lines long."""
+    if value >= 2**63:
+        raise ValueError(f"{what}: {value} is past int64 (at most {2**63 - 1})")
+    if value < -2**63:
+        raise ValueError(f"{what}: {value} is below int64 (at least {-2**63})")
+    return value
+
+
 def _sizes(sizes, what):
     if not isinstance(sizes, dict):
         raise TypeError(f"{what} must be a dict of dim names to sizes, not {type(sizes).__name__}")
     for name, value in sizes.items():
         if not isinstance(name, (str, bytes)) or isinstance(value, bool) or not isinstance(value, int):
             raise ValueError(f"size {name!r}: expected a dim name and an integer, got {value!r}")
+        _int64(value, f"size {name!r}")
     return {_name(name, "size"): value for name, value in sizes.items()}
 
 
@@ -326,6 +337,7 @@ def memory(model, at=None, *, plot=None, infer=True, hints=None, op_profiles=Non
             raise ValueError(f"plot must be (dim name, low size, high size), not {plot!r}")
         name, lo, hi = plot
         name = _name(name, "plot")
+        lo, hi = _int64(lo, "plot"), _int64(hi, "plot")
     data = _light(model)[0] if isinstance(model, onnx.ModelProto) else _bytes_of(model, "memory")[0]
     report, svg = _yobx.memory(data, at, infer=bool(infer), plot=name, lo=lo, hi=hi, hints=_hints(hints),
                                op_profiles=_profiles(op_profiles), onnx_fallback=bool(onnx_fallback))
