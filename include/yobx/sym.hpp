@@ -6,6 +6,7 @@
 // decides guards, strictly or in draft mode with a report.
 #pragma once
 
+#include <yobx/sym/abbreviate.hpp>
 #include <yobx/sym/parse.hpp>
 #include <yobx/sym/shape_env.hpp>
 #include <yobx/sym/symint.hpp>

@@ -351,3 +351,22 @@ TEST_CASE("peak_of keeps the steps no other is proven to dominate: 4n below 8n +
     (void)yobx::onnx::peak_of({input, input + output}, &kept);
     CHECK(kept == std::vector<std::size_t>{1});
 }
+
+TEST_CASE("the summary shows a peak of more than 200 characters as its head, ... and its count of steps") {
+    // 24 inputs of their own sizes, each read by one node in turn: no step dominates another
+    std::string text = R"(<ir_version: 8, opset_import: ["" : 17]>
+g ()";
+    for (int i = 0; i < 24; ++i) text += std::string(i ? ", " : "") + "float[n" + std::to_string(i) + "] X" + std::to_string(i);
+    text += ") => (float[n23] Y) {\n";
+    for (int i = 0; i < 24; ++i) text += "  Y" + std::to_string(i) + " = Relu(X" + std::to_string(i) + ")\n";
+    text += "  Y = Identity(Y23)\n}";
+    const MemoryReport r = memory_of_text(text);
+    REQUIRE(r.peak_text.size() > 200);
+    const std::string summary = r.summary();
+    const std::string line = summary.substr(0, summary.find('\n'));
+    CHECK(line.size() < 320);
+    CHECK(line.find(", ... (" + std::to_string(r.peak_steps.size()) + " terms, " + std::to_string(r.peak_text.size()) + " characters)") !=
+          std::string::npos);
+    // the report keeps it whole
+    CHECK(r.to_json().find(r.peak_text) != std::string::npos);
+}

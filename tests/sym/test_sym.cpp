@@ -470,3 +470,18 @@ TEST_CASE("the per-thread block cache reuses freed arrays of 1 to 8 elements, at
     CHECK(kept == (yobx::detail::block_cache_enabled ? 32 : 0));
     CHECK(CachedAllocator<Item>() == CachedAllocator<Item>());
 }
+
+TEST_CASE("abbreviated: an expression past the limit as its head, ..., and its count of terms") {
+    CHECK(yobx::abbreviated("4*n + 2", 200) == "4*n + 2");
+    CHECK(yobx::abbreviated("Max(4*n, 8*n + 2, 2*m)", 10) == "Max(4*n, ... (3 terms, 22 characters)");
+    // a sum cut between two terms at depth 0, never inside a parenthesis
+    CHECK(yobx::abbreviated("4*n*(m + 1) + 8*Mod(n, 3) - 2*n + 7", 20) == "4*n*(m + 1) ... (4 terms, 35 characters)");
+    // a term longer than the limit is cut inside
+    CHECK(yobx::abbreviated("Max(aaaaaaaaaaaa, b)", 6) == "Max(aa, ... (2 terms, 20 characters)");
+    std::string sum = "s0";
+    for (int i = 1; i < 100; ++i) sum += " + " + std::to_string(i) + "*s" + std::to_string(i);
+    const std::string cut = yobx::abbreviated(sum);
+    CHECK(cut.size() <= 240);
+    CHECK(cut.substr(cut.size() - 32) == " ... (100 terms, 875 characters)");
+    CHECK(cut.substr(0, 16) == "s0 + 1*s1 + 2*s2");
+}

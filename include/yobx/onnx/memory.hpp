@@ -19,6 +19,7 @@
 #include <yobx/onnx/elem_type.hpp>
 #include <yobx/onnx/memory_peak.hpp>
 #include <yobx/onnx/node_context.hpp>
+#include <yobx/sym/abbreviate.hpp>
 #include <yobx/sym.hpp>
 
 #include <algorithm>
@@ -178,7 +179,7 @@ struct MemoryReport {
             try {
                 return e.evaluate_with(sizes);
             } catch (const yobx::error& err) {
-                throw value_error("memory: " + std::string(what) + " '" + e.to_string() + "' at the given sizes: " + err.what());
+                throw value_error("memory: " + std::string(what) + " '" + abbreviated(e.to_string()) + "' at the given sizes: " + err.what());
             }
         };
         a.peak = value(peak, "the peak");
@@ -208,9 +209,9 @@ struct MemoryReport {
     /// The lines the CLI's summary adds: weights, peak, growth (and the values at `at`).
     std::string summary() const {
         std::string s = "memory: weights " + human(weights.total) + " (" + std::to_string(weights.count) + " tensors); peak activations " +
-                        peak_text + " (over " + std::to_string(step_sums.size()) + " steps in the " + order + " order";
+                        abbreviated(peak_text) + " (over " + std::to_string(step_sums.size()) + " steps in the " + order + " order";
         s += unknown ? ", " + std::to_string(unknown) + " values of unknown size not counted)" : ")";
-        for (const auto& g : growth) s += "\nmemory: outputs grow by " + g.per_unit.to_string() + " bytes per unit of " + g.dim;
+        for (const auto& g : growth) s += "\nmemory: outputs grow by " + abbreviated(g.per_unit.to_string()) + " bytes per unit of " + g.dim;
         if (at) {
             std::string sizes;
             for (const auto& [k, v] : at->sizes) sizes += (sizes.empty() ? "" : ", ") + k + "=" + std::to_string(v);

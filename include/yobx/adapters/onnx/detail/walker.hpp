@@ -25,6 +25,7 @@
 #include <yobx/adapters/onnx/inference_options.hpp>
 #include <yobx/onnx/ops.hpp>
 #include <yobx/onnx/report.hpp>
+#include <yobx/sym/abbreviate.hpp>
 
 #include <algorithm>
 #include <cstddef>
@@ -243,11 +244,11 @@ public:
             fallback(node, ctx);
         } catch (const GuardOnDataDependentSymNode& e) {
             if (options_.strict)
-                throw value_error("node " + where() + ": strict mode cannot decide " + e.condition() +
+                throw value_error("node " + where() + ": strict mode cannot decide " + abbreviated(e.condition()) +
                                   " from the model's dims; without strict mode ONNX's rule gives a fresh symbol, and hints "
                                   "(--hint NAME=VALUE) make a draft walk that records the assumption");
             if (!options_.hints.empty())
-                throw value_error("node " + where() + ": the draft walk cannot decide " + e.condition() +
+                throw value_error("node " + where() + ": the draft walk cannot decide " + abbreviated(e.condition()) +
                                   ": give a hint for each of its symbols (--hint NAME=VALUE)");
             ctx.outputs().assign(ctx.outputs().size(), std::nullopt);
             fallback(node, ctx, "a question the ShapeEnv could not decide: " + e.condition());
