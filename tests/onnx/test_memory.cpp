@@ -370,3 +370,27 @@ g ()";
     // the report keeps it whole
     CHECK(r.to_json().find(r.peak_text) != std::string::npos);
 }
+
+TEST_CASE("stepped growth as a person says it: the step and its period, the exact difference kept") {
+    // audio framing: frames of 400 samples every 320, (length - 80)//320 of them
+    const MemoryReport r = memory_of_text(R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[batch, 1, length] X, float[batch, 8, past] P) => (float[batch, 1, frames] Y, float[batch, 8, total] Z) {
+  Y = MaxPool <kernel_shape = [400], strides = [320]> (X)
+  Z = Concat <axis = 2> (P, P)
+})");
+    REQUIRE(r.growth.size() == 3);
+    std::string growth;
+    for (const auto& g : r.growth) growth += g.text() + "; ";
+    CHECK(growth == "64*past + 4*((length + 240)//320) - 4 bytes per unit of batch; 4*batch bytes every 320 of length; "
+                    "64*batch bytes per unit of past; ");
+    const auto& length = r.growth[1];
+    CHECK(length.per_unit.to_string() == "-4*batch*((length + 240)//320) + 4*batch*((length + 241)//320)");
+    CHECK(r.summary().find("memory: outputs grow by 4*batch bytes every 320 of length") != std::string::npos);
+    CHECK(r.to_json().find("\"per_unit\": \"-4*batch*((length + 240)//320) + 4*batch*((length + 241)//320)\", \"step\": \"4*batch\", "
+                           "\"period\": 320") != std::string::npos);
+    // the period of the quotients and remainders in a symbol
+    const yobx::SymInt x = yobx::SymInt::symbol("x");
+    CHECK((2 * floordiv(x + 3, yobx::SymInt(4)) + mod(x, yobx::SymInt(6))).period_in("x") == 12);
+    CHECK((x * x + 3).period_in("x") == 1);
+    CHECK(floordiv(x, yobx::SymInt(std::int64_t{1} << 62)) .period_in("y") == 1);
+}

@@ -128,6 +128,17 @@ struct MemoryReport {
         std::vector<std::string> outputs;  ///< the graph outputs whose bytes depend on dim
         SymInt bytes, per_unit;            ///< their bytes, and how much more for dim + 1
         std::string bytes_text;            ///< their bytes as written
+        /// Stepped growth (the bytes step every `period` of dim, by `step`, which does not depend
+        /// on dim: framing by a stride, `(length + 240)//320`): where per_unit depends on dim.
+        std::optional<SymInt> step;
+        std::int64_t period = 1;
+
+        /// How a person says it: `512*batch bytes per unit of past`, `256*batch bytes every 320
+        /// of length`.
+        std::string text() const {
+            if (step) return abbreviated(step->to_string()) + " bytes every " + std::to_string(period) + " of " + dim;
+            return abbreviated(per_unit.to_string()) + " bytes per unit of " + dim;
+        }
     };
     /// The report at given sizes.
     struct At {
@@ -211,7 +222,7 @@ struct MemoryReport {
         std::string s = "memory: weights " + human(weights.total) + " (" + std::to_string(weights.count) + " tensors); peak activations " +
                         abbreviated(peak_text) + " (over " + std::to_string(step_sums.size()) + " steps in the " + order + " order";
         s += unknown ? ", " + std::to_string(unknown) + " values of unknown size not counted)" : ")";
-        for (const auto& g : growth) s += "\nmemory: outputs grow by " + abbreviated(g.per_unit.to_string()) + " bytes per unit of " + g.dim;
+        for (const auto& g : growth) s += "\nmemory: outputs grow by " + g.text();
         if (at) {
             std::string sizes;
             for (const auto& [k, v] : at->sizes) sizes += (sizes.empty() ? "" : ", ") + k + "=" + std::to_string(v);
@@ -252,6 +263,7 @@ struct MemoryReport {
         w.end().key("growth").begin_array(Writer::lines);
         for (std::size_t i = 0; i < growth.size(); ++i) {
             w.begin_object().member("dim", growth[i].dim).member("bytes", growth[i].bytes_text).member("per_unit", growth[i].per_unit.to_string());
+            if (growth[i].step) w.member("step", growth[i].step->to_string()).member("period", growth[i].period);
             if (at) w.member("per_unit_at", at->per_unit[i]);
             w.key("outputs").begin_array();
             for (const auto& o : growth[i].outputs) w.value(o);
@@ -319,6 +331,31 @@ private:
         return true;
     }
 };
+
+namespace detail {
+
+/// The growth's step and period when per_unit depends on its dim: over the period of the bytes'
+/// quotients and remainders in that dim, the bytes grow by a step that does not depend on it.
+inline void stepped_growth(MemoryReport::Growth& g, const ShapeEnv& env) {
+    const auto holds = [&](const SymInt& e) {
+        const auto fs = e.free_symbols();
+        return std::find(fs.begin(), fs.end(), g.dim) != fs.end();
+    };
+    if (!holds(g.per_unit)) return;
+    const auto period = g.bytes.period_in(g.dim);
+    if (!period || *period <= 1) return;
+    try {
+        const SymInt later = g.bytes.subs({{g.dim, SymInt::symbol(g.dim) + SymInt(*period)}});
+        const SymInt step = env.simplify(later - g.bytes);
+        if (holds(step)) return;
+        g.step = step;
+        g.period = *period;
+    } catch (const yobx::error&) {
+        // a shift past int64: said per unit only
+    }
+}
+
+}  // namespace detail
 
 /// The liveness of `g`'s values over its steps, the peak and the outputs' growth per unit of each dim.
 inline MemoryReport plan_memory(const MemoryGraph& g, Weights weights = {}) {
@@ -412,6 +449,7 @@ inline MemoryReport plan_memory(const MemoryGraph& g, Weights weights = {}) {
         const SymInt next = gr.bytes.subs({{d, SymInt::symbol(d) + SymInt(1)}});
         const ShapeEnv env = detail::sizes_env({&gr.bytes});
         gr.per_unit = env.simplify(next - gr.bytes);
+        detail::stepped_growth(gr, env);
         r.growth.push_back(std::move(gr));
     }
     return r;

@@ -18,6 +18,7 @@
 #include <functional>
 #include <initializer_list>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <ostream>
 #include <yobx/detail/source_location.hpp>
@@ -147,6 +148,23 @@ public:
     template <class = void>
     std::vector<std::string> free_symbols() const {
         return expr_ ? detail::sym::symbol_names(*expr_) : std::vector<std::string>{};
+    }
+
+    /// Where the expression steps as `symbol` grows: the lcm of the constant divisors of its
+    /// quotients and remainders whose numerator holds it (`(x + 240)//320` steps every 320 of x);
+    /// 1 for none (a polynomial in it), nullopt past int64.
+    ///   (2*((x + 3)//4) + Mod(x, 6)).period_in("x") == 12
+    template <class = void>
+    std::optional<std::int64_t> period_in(std::string_view symbol) const {
+        std::int64_t period = 1;
+        bool overflow = false;
+        const auto take = [&](std::int64_t k) {
+            if (k < 0) k = -k;
+            const std::int64_t g = std::gcd(period, k);
+            if (k == 0 || __builtin_mul_overflow(period / g, k, &period)) overflow = true;
+        };
+        if (expr_) detail::sym::for_each_period(*expr_, symbol, take);
+        return overflow ? std::nullopt : std::optional<std::int64_t>(period);
     }
 
     /// Substitutes the values and computes: `(s0 + 2*s1).evaluate_with({{"s0", 3}, {"s1", 5}}) == 13`.

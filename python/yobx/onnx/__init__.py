@@ -320,7 +320,9 @@ def memory(model, at=None, *, plot=None, infer=True, hints=None, op_profiles=Non
     - ``peak``: the peak activation memory over the node order (``order``), one
       expression, the Max of the steps in ``peak_steps``;
     - ``growth``: per dim, the outputs whose bytes grow with it and ``per_unit``,
-      the bytes one more unit adds (a KV cache's bytes per token);
+      the bytes one more unit adds (a KV cache's bytes per token); where that still
+      depends on the dim (frames cut every 320 samples), ``step`` and ``period``:
+      the bytes grow by ``step`` every ``period`` of it;
     - with ``at`` (``{"batch": 8, "seq": 4096}``): ``at`` (the peak, the step where
       it is, the largest values live there) and each value's ``bytes_at``.
 

@@ -152,4 +152,22 @@ void for_each_symbol(const Poly& p, F& f) {
         }
 }
 
+/// Calls f(divisor) for every FloorDiv and Mod of p whose numerator holds the symbol `name`
+/// and whose divisor is a constant (with repetitions): where p steps as that symbol grows.
+template <class F>
+void for_each_period(const Poly& p, std::string_view name, F& f) {
+    for (const auto& t : p.terms)
+        for (const auto& fac : t.mono) {
+            const Atom& a = *fac.atom;
+            if (a.kind == AtomKind::symbol) continue;
+            if ((a.kind == AtomKind::floordiv || a.kind == AtomKind::mod) && a.args.size() == 2 && a.args[1].terms.empty()) {
+                bool holds = false;
+                const auto find = [&](const Atom& s) { holds = holds || s.name == name; };
+                for_each_symbol(a.args[0], find);
+                if (holds) f(a.args[1].constant);
+            }
+            for (const auto& arg : a.args) for_each_period(arg, name, f);
+        }
+}
+
 }  // namespace yobx::detail::sym
