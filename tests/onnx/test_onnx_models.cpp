@@ -5,6 +5,7 @@
 #include <yobx/adapters/onnx/shapes.hpp>
 
 #include <doctest/doctest.h>
+#include <onnx/defs/parser.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -303,4 +304,28 @@ TEST_CASE("the report lists what a rule took as given: a convolution's output is
     std::string dims;
     for (const auto& d : model.graph().output(0).type().tensor_type().shape().dim()) dims += (d.has_dim_value() ? std::to_string(d.dim_value()) : d.dim_param()) + " ";
     CHECK(dims == "batch 8 height//4 width//4 ");
+}
+
+TEST_CASE("the report lists each value whose shape depends on the runtime, with both readings") {
+    // a reverse by Slice(-1, INT64_MAX, -1): numpy's None in onnxruntime, an end clamped to d - 1 in ONNX's reference
+    ::onnx::ModelProto model;
+    const char* text = R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[batch, n] x) => (float[batch, m] y, float[batch, k] z) {
+  starts = Constant <value = int64[1] {-1}> ()
+  ends = Constant <value = int64[1] {9223372036854775807}> ()
+  ends32 = Constant <value = int64[1] {2147483647}> ()
+  axes = Constant <value = int64[1] {1}> ()
+  steps = Constant <value = int64[1] {-1}> ()
+  y = Slice(x, starts, ends, axes, steps)
+  z = Slice(x, starts, ends32, axes)
+})";
+    REQUIRE(::onnx::OnnxParser::Parse(model, text).IsOK());
+    const auto report = infer_shapes(model);
+    REQUIRE(report.divergences.size() == 1);
+    CHECK(report.divergences[0].value == "y");
+    CHECK(report.divergences[0].readings ==
+          "axis 1, end 9223372036854775807 with step -1: onnxruntime reads the end as numpy's None (through the first element): n; "
+          "ONNX's reference clamps it to the last index: 0");
+    CHECK(report.summary().find("; 1 value whose shape depends on the runtime (the report says how); ") != std::string::npos);
+    CHECK(report.to_json().find("\"runtime_divergences\": [\n    {\"value\": \"y\"") != std::string::npos);
 }

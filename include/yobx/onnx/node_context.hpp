@@ -108,6 +108,13 @@ struct FreshSymbol {
     std::string why;
 };
 
+/// An output whose shape onnxruntime and ONNX's reference compute differently (a Slice end of
+/// INT64_MAX with a negative step): both readings, for the report.
+struct Divergence {
+    std::size_t output = 0;
+    std::string readings;
+};
+
 /// What the walk gives a control-flow rule (If, Loop, Scan), as ONNX's GraphInferencer does: the
 /// outputs of the node's graph attribute `attribute` walked with `inputs` (nullopt: the type the
 /// subgraph declares for that input), each nullopt where the subgraph gives it no type; nullopt
@@ -307,6 +314,9 @@ public:
         return s;
     }
     const std::vector<FreshSymbol>& fresh_symbols() const noexcept { return fresh_; }
+    /// Output i's shape depends on the runtime: `readings` says how each computes it.
+    void note_divergence(std::size_t i, std::string readings) { divergences_.push_back(Divergence{i, std::move(readings)}); }
+    const std::vector<Divergence>& divergences() const noexcept { return divergences_; }
 
     /// value_error naming the node: `Conv 'conv1': <what>`.
     [[noreturn]] void fail(const std::string& what) const {
@@ -365,6 +375,7 @@ private:
     const Attributes* attributes_;
     std::vector<std::optional<TensorInfo>> outputs_;
     std::vector<FreshSymbol> fresh_;
+    std::vector<Divergence> divergences_;
     const SubgraphInferencer* subgraphs_ = nullptr;
     std::optional<source_location> where_;
 };

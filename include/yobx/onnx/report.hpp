@@ -46,6 +46,10 @@ struct ShapeReport {
         std::int64_t axis = 0;
         std::string model, inferred;
     };
+    /// A value whose shape onnxruntime and ONNX's reference compute differently.
+    struct RuntimeDivergence {
+        std::string value, node, readings;
+    };
     struct NodeError {
         std::string node, error;
     };
@@ -71,6 +75,7 @@ struct ShapeReport {
     std::vector<Contradiction> contradictions;
     std::vector<std::pair<std::string, std::string>> name_mapping;  ///< dim_param as written -> symbol
     std::vector<NodeError> node_errors;
+    std::vector<RuntimeDivergence> divergences;  ///< values whose shape depends on the runtime
     double seconds = 0;
     /// What the model needs in memory (yobx/adapters/onnx/model_memory.hpp), when asked for (--memory).
     std::optional<MemoryReport> memory;
@@ -107,7 +112,11 @@ struct ShapeReport {
         return std::to_string(values) + " values, " + std::to_string(dims) + " dims: " + std::to_string(constant) + " constant, " +
                std::to_string(symbolic) + " symbolic, " + std::to_string(fresh) + " fresh, " + std::to_string(dims_from_model) +
                " from the model, " + std::to_string(unknown_rank) + " unknown rank; " + std::to_string(uncovered) +
-               " nodes of operators not covered; " + t + " s";
+               " nodes of operators not covered; " +
+               (divergences.empty() ? std::string()
+                                    : std::to_string(divergences.size()) + (divergences.size() == 1 ? " value" : " values") +
+                                          " whose shape depends on the runtime (the report says how); ") +
+               t + " s";
     }
 
     /// The report as JSON (the CLI's --report).
@@ -145,6 +154,8 @@ struct ShapeReport {
             w.member("value", c.value).member("axis", c.axis).member("model", c.model).member("inferred", c.inferred);
         });
         list("name_mapping", name_mapping, [&](const auto& m) { w.member("dim_param", m.first).member("symbol", m.second); });
+        list("runtime_divergences", divergences,
+             [&](const auto& d) { w.member("value", d.value).member("node", d.node).member("readings", d.readings); });
         list("node_errors", node_errors, [&](const auto& e) { w.member("node", e.node).member("error", e.error); });
         char t[32];
         std::snprintf(t, sizeof t, "%.6f", seconds);

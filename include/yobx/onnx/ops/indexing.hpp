@@ -238,6 +238,36 @@ inline std::vector<std::int64_t> slice_indices(std::int64_t n, std::int64_t star
     return out;
 }
 
+namespace detail {
+
+/// A backward Slice whose end is exactly INT32_MAX or INT64_MAX: onnxruntime reads it as numpy's
+/// None (through the first element), which yobx writes, and ONNX's reference clamps it to the
+/// last index (nothing taken from there): each such axis noted with both readings.
+inline void note_open_backward_ends(NodeContext& ctx, const Shape& in, const std::vector<SymInt>& starts, const std::vector<SymInt>& ends,
+                                    const std::optional<std::vector<std::int64_t>>& axes, const std::vector<std::int64_t>& steps,
+                                    const Shape& out) {
+    if (steps.size() != ends.size()) return;
+    for (std::size_t k = 0; k < ends.size(); ++k) {
+        const auto e = ends[k].maybe_constant();
+        if (steps[k] >= 0 || !e || !shape::detail::open_end(*e)) continue;
+        const auto a = static_cast<std::size_t>(ctx.axis(axes && k < axes->size() ? (*axes)[k] : static_cast<std::int64_t>(k),
+                                                          static_cast<std::int64_t>(in.size())));
+        std::string reference = "not known";
+        try {
+            const Shape r = shape::slice(ctx.env(), in, {starts[k]}, {ctx.simplify(in[a] - 1)}, std::vector<std::int64_t>{static_cast<std::int64_t>(a)},
+                                         std::vector<std::int64_t>{steps[k]}, ctx.where());
+            reference = r[a].to_string();
+        } catch (const GuardOnDataDependentSymNode&) {
+        } catch (const yobx::error&) {
+        }
+        ctx.note_divergence(0, "axis " + std::to_string(a) + ", end " + std::to_string(*e) + " with step " + std::to_string(steps[k]) +
+                                   ": onnxruntime reads the end as numpy's None (through the first element): " + out[a].to_string() +
+                                   "; ONNX's reference clamps it to the last index: " + reference);
+    }
+}
+
+}  // namespace detail
+
 /// Slice: starts, ends, axes, steps as attributes before opset 10, inputs since.
 /// Starts or ends nobody knows give a fresh symbol for each sliced dimension.
 inline void slice(NodeContext& ctx) {
@@ -271,6 +301,7 @@ inline void slice(NodeContext& ctx) {
     if (axes && static_cast<std::int64_t>(axes->size()) != count) ctx.fail("axes and starts differ in length");
     Shape out = starts && ends ? guarded(ctx, [&] { return shape::slice(ctx.env(), in, *starts, *ends, axes, steps, ctx.where()); }, unknown_bounds)
                                : unknown_bounds();
+    if (starts && ends && steps) detail::note_open_backward_ends(ctx, in, *starts, *ends, axes, *steps, out);
     // values of any rank: each axis walks its slice's indices (every index where not sliced)
     std::optional<std::vector<SymInt>> values;
     const auto b = ctx.value_block(0);

@@ -204,6 +204,9 @@ public:
         run_with_policy(node, ctx, where);
         record_.record_checks(before, where);
         record_.note_reasons(ctx.fresh_symbols());
+        for (const auto& d : ctx.divergences())
+            if (static_cast<int>(d.output) < node.output_size())
+                report_.divergences.push_back({std::string(node.output(static_cast<int>(d.output))), where(), d.readings});
         store_outputs(node, ctx, scope, slots, where);
         std::tie(spare_inputs_, spare_outputs_) = ctx.release();  // their memory for the next node
     }
