@@ -329,3 +329,21 @@ g (float[batch, n] x) => (float[batch, m] y, float[batch, k] z) {
     CHECK(report.summary().find("; 1 value whose shape depends on the runtime (the report says how); ") != std::string::npos);
     CHECK(report.to_json().find("\"runtime_divergences\": [\n    {\"value\": \"y\"") != std::string::npos);
 }
+
+TEST_CASE("a pooling window longer than its padded input is listed: onnxruntime truncates where ONNX floors") {
+    ::onnx::ModelProto model;
+    const char* text = R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 1, 3] x, float[1, 1, n] v, float[1, 1, n] w) => (float[1, 1, a] y, float[1, 1, b] z, float[1, 1, c] u) {
+  y = MaxPool <kernel_shape = [4], strides = [2]> (x)
+  z = MaxPool <kernel_shape = [4], strides = [2]> (v)
+  u = MaxPool <kernel_shape = [3], strides = [2], pads = [1, 1]> (w)
+})";
+    REQUIRE(::onnx::OnnxParser::Parse(model, text).IsOK());
+    const auto report = infer_shapes(model);
+    REQUIRE(report.divergences.size() == 2);
+    CHECK(report.divergences[0].value == "y");
+    CHECK(report.divergences[0].readings ==
+          "axis 2, where the padded input (3) is shorter than the window (4): onnxruntime's division truncates, 2-strided windows "
+          "(-1)/2 + 1 rounded towards zero; ONNX's formula floors it: 0");
+    CHECK(report.divergences[1].value == "z");  // at n < 4 only; u's padded input n + 2 always holds its window of 3
+}

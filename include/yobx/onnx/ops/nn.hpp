@@ -56,6 +56,17 @@ inline Shape window_output(NodeContext& ctx, const Shape& in, const std::vector<
         } else if (auto_pad == "NOTSET") {
             const SymInt total = d + pads[i] + pads[i + n] - ek;
             SymInt o = ctx.simplify((ceil_mode ? ceil_div(total, s) : floordiv(total, s)) + 1);
+            // a window longer than the padded input: onnxruntime's C++ division truncates, ONNX's floors
+            if (pooling && !ceil_mode && s > 1) {
+                const SymInt t = ctx.simplify(total);
+                const auto c = t.maybe_constant();
+                if (c ? *c < 0 && *c % s != 0 : !ctx.env().statically_known_true(t >= 0))
+                    ctx.note_divergence(0, "axis " + std::to_string(i + 2) + ", where the padded input (" +
+                                               ctx.simplify(d + pads[i] + pads[i + n]).to_string() + ") is shorter than the window (" +
+                                               std::to_string(ek) + "): onnxruntime's division truncates, " + std::to_string(s) +
+                                               "-strided windows (" + t.to_string() + ")/" + std::to_string(s) +
+                                               " + 1 rounded towards zero; ONNX's formula floors it: " + o.to_string());
+            }
             // ceil_mode: a last window that starts in the end padding is dropped
             // pads_end + s > ek, as pads_end > ek - s (s > 0: ek - s only overflows below every pad)
             std::int64_t room = 0;
