@@ -340,10 +340,10 @@ g (float[1, 1, 3] x, float[1, 1, n] v, float[1, 1, n] w) => (float[1, 1, a] y, f
 })";
     REQUIRE(::onnx::OnnxParser::Parse(model, text).IsOK());
     const auto report = infer_shapes(model);
-    REQUIRE(report.divergences.size() == 2);
+    REQUIRE(report.divergences.size() == 1);
     CHECK(report.divergences[0].value == "y");
     CHECK(report.divergences[0].readings ==
           "axis 2, where the padded input (3) is shorter than the window (4): onnxruntime's division truncates, 2-strided windows "
           "(-1)/2 + 1 rounded towards zero; ONNX's formula floors it: 0");
-    CHECK(report.divergences[1].value == "z");  // at n < 4 only; u's padded input n + 2 always holds its window of 3
+    // z differs at n < 4 only (a size of the Limits, not listed); u's padded input n + 2 always holds its window of 3
 }
