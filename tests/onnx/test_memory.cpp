@@ -7,9 +7,9 @@
 #include <yobx/onnx/memory_plot.hpp>
 
 #include "../error_of.hpp"
+#include "model_text.hpp"
 
 #include <doctest/doctest.h>
-#include <onnx/defs/parser.h>
 
 #include <cstdint>
 #include <sstream>
@@ -23,9 +23,7 @@ namespace {
 
 /// The model of ONNX's text format, shaped, and its memory.
 MemoryReport memory_of_text(const std::string& text, ::onnx::ModelProto* out = nullptr) {
-    ::onnx::ModelProto model;
-    const auto status = ::onnx::OnnxParser::Parse(model, text.c_str());
-    REQUIRE_MESSAGE(status.IsOK(), status.ErrorMessage());
+    ::onnx::ModelProto model = onnx_test::model_of_text(text);
     const auto report = yobx::onnx::infer_shapes(model);
     if (out) *out = model;
     return yobx::onnx::memory_of(model, report);
@@ -160,8 +158,7 @@ g (float[a, b, 4] X) => (float[a, b, 4] Y) {
     CHECK(r.values[1].written.to_string() == "(16*a*b - 16*Mod(a*b, 1152921504606846976))");
     CHECK(r.peak_text == "Max(16*a*b, 16*a*b + (16*a*b - 16*Mod(a*b, 1152921504606846976)) + 24)");
     // the constant dims alone overflow as written (2**64), the canonical form fits
-    ::onnx::ModelProto model;
-    REQUIRE(::onnx::OnnxParser::Parse(model, chain.c_str()).IsOK());
+    ::onnx::ModelProto model = onnx_test::model_of_text(chain);
     auto* dims = model.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
     dims->mutable_dim(0)->set_dim_value(std::int64_t{1} << 32);
     dims->mutable_dim(1)->set_dim_param("x//4294967296");
@@ -203,15 +200,13 @@ g (bool c, float[n] X) => (float[n] Y) {
 }
 
 TEST_CASE("weights: initializers and constants by dtype from their dims, external data counted and never read") {
-    ::onnx::ModelProto model;
-    const std::string text = R"(<ir_version: 8, opset_import: ["" : 17]>
+    ::onnx::ModelProto model = onnx_test::model_of_text(R"(<ir_version: 8, opset_import: ["" : 17]>
 g (float[n, 4] X) => (float[n, 4] Y) {
   C = Constant <value = float[4] {1.0, 2.0, 3.0, 4.0}> ()
   K = Constant <value_ints = [1, 2, 3]> ()
   A = Add(X, C)
   Y = Mul(A, C)
-})";
-    REQUIRE(::onnx::OnnxParser::Parse(model, text.c_str()).IsOK());
+})");
     auto* w = model.mutable_graph()->add_initializer();
     w->set_name("W");
     w->set_data_type(::onnx::TensorProto::FLOAT16);
@@ -313,8 +308,7 @@ TEST_CASE("the SVG's series are the peak expression's values and its breakpoint 
 }
 
 TEST_CASE("sizes past int64 are errors naming what, never wrapped") {
-    ::onnx::ModelProto model;
-    REQUIRE(::onnx::OnnxParser::Parse(model, chain.c_str()).IsOK());
+    ::onnx::ModelProto model = onnx_test::model_of_text(chain);
     auto* w = model.mutable_graph()->add_initializer();
     w->set_name("W");
     w->set_data_type(::onnx::TensorProto::FLOAT);

@@ -1,29 +1,23 @@
 // Models of opsets 23 to 28 through infer_shapes: a decoder layer with the standard LLM operators
 // and a KV cache, the element types of opsets 23 to 25 in memory, Loops whose count the graph
 // states, and the opset beyond the newest known still refused.
-// Models are written in ONNX's text format (onnx/defs/parser.h), which reads any opset.
+// Models are written in ONNX's text format (model_text.hpp), which reads any opset.
 #include <yobx/adapters/onnx/model_memory.hpp>
 #include <yobx/adapters/onnx/shapes.hpp>
 
 #include "../error_of.hpp"
+#include "model_text.hpp"
 
 #include <doctest/doctest.h>
-#include <onnx/defs/parser.h>
 
 #include <cstdint>
 #include <map>
 #include <string>
 
+using onnx_test::model_of_text;
 using test::error_of;
 
 namespace {
-
-::onnx::ModelProto parse_model(const std::string& text) {
-    ::onnx::ModelProto model;
-    const auto status = ::onnx::OnnxParser::Parse(model, text.c_str());
-    REQUIRE_MESSAGE(status.IsOK(), status.ErrorMessage());
-    return model;
-}
 
 /// The type yobx wrote for a value of the main graph (an output or a value_info): `float32[n, 4]`.
 std::string type_of(const ::onnx::ModelProto& model, const std::string& name) {
@@ -79,7 +73,7 @@ std::string at_opset(int opset) {
 TEST_CASE("a decoder layer at opsets 23 to 28: every value shaped, the cache grown by the tokens") {
     for (const int opset : {23, 24, 25, 26, 27, 28}) {
         CAPTURE(opset);
-        ::onnx::ModelProto model = parse_model(at_opset(opset));
+        ::onnx::ModelProto model = model_of_text(at_opset(opset));
         const auto report = yobx::onnx::infer_shapes(model);
         CHECK(report.not_covered.empty());
         CHECK(report.fresh == 0);
@@ -101,13 +95,13 @@ TEST_CASE("a decoder layer at opsets 23 to 28: every value shaped, the cache gro
 }
 
 TEST_CASE("an opset past the newest yobx knows is refused with both versions named") {
-    ::onnx::ModelProto model = parse_model(at_opset(29));
+    ::onnx::ModelProto model = model_of_text(at_opset(29));
     CHECK(error_of<yobx::value_error>([&] { yobx::onnx::infer_shapes(model); }) ==
           "unknown opset 29 of the default domain (yobx knows 7 to 28)");
 }
 
 TEST_CASE("the types of opsets 23 to 25 in memory as ONNX packs them: float4e2m1 two a byte, int2 four") {
-    ::onnx::ModelProto model = parse_model(R"(<ir_version: 11, opset_import: ["" : 25]>
+    ::onnx::ModelProto model = model_of_text(R"(<ir_version: 11, opset_import: ["" : 25]>
 g (float[n, 4] X) => (float[n, 4] Y) {
   Y = Relu(X)
 })");
@@ -162,7 +156,7 @@ g (float[n, 4] X) => (float[m, 4] S, float[4] A, int64 K) {
 }
 
 std::string loop_length(const std::string& text, bool absent_cond = false) {
-    ::onnx::ModelProto model = parse_model(text);
+    ::onnx::ModelProto model = model_of_text(text);
     if (absent_cond)
         for (auto& node : *model.mutable_graph()->mutable_node())
             if (node.op_type() == "Loop") node.set_input(1, "");
@@ -193,7 +187,7 @@ TEST_CASE("a Loop whose count depends on the data keeps a fresh symbol") {
     // the condition computed from a carried counter: it stops after 10 iterations, or at n
     CHECK(loop_length(rows_loop("n", "t", "Less(k2, ten)")).rfind("float32[unk__", 0) == 0);
     // no trip count: a while loop
-    ::onnx::ModelProto model = parse_model(rows_loop("n", "t", "Identity(c)"));
+    ::onnx::ModelProto model = model_of_text(rows_loop("n", "t", "Identity(c)"));
     for (auto& node : *model.mutable_graph()->mutable_node())
         if (node.op_type() == "Loop") node.set_input(0, "");
     yobx::onnx::infer_shapes(model);
@@ -201,7 +195,7 @@ TEST_CASE("a Loop whose count depends on the data keeps a fresh symbol") {
 }
 
 TEST_CASE("FlexAttention's modifiers are walked on the scores [batch, q_heads, q_seq, kv_seq]") {
-    ::onnx::ModelProto model = parse_model(R"(<ir_version: 11, opset_import: ["" : 23, "ai.onnx.preview" : 1]>
+    ::onnx::ModelProto model = model_of_text(R"(<ir_version: 11, opset_import: ["" : 23, "ai.onnx.preview" : 1]>
 g (float[b, 4, s, 8] Q, float[b, 2, t, 8] K, float[b, 2, t, 6] V) => (float[b, 4, s, 6] Y) {
   Y = ai.onnx.preview.FlexAttention <score_mod = m (float[x, y, z, w] scores) => (float[x, y, z, w] out) {
     half = Constant <value = float {0.5}> ()
@@ -219,7 +213,7 @@ g (float[b, 4, s, 8] Q, float[b, 2, t, 8] K, float[b, 2, t, 6] V) => (float[b, 4
     CHECK(out.dim(0).dim_param() == "b");
     CHECK(out.dim(3).dim_param() == "t");
     // a modifier that changes the rank is an error naming the node
-    ::onnx::ModelProto bad = parse_model(R"(<ir_version: 11, opset_import: ["" : 23, "ai.onnx.preview" : 1]>
+    ::onnx::ModelProto bad = model_of_text(R"(<ir_version: 11, opset_import: ["" : 23, "ai.onnx.preview" : 1]>
 g (float[b, 4, s, 8] Q, float[b, 2, t, 8] K, float[b, 2, t, 6] V) => (float[b, 4, s, 6] Y) {
   Y = ai.onnx.preview.FlexAttention <score_mod = m (float[x, y, z, w] scores) => (float[x] out) {
     out = ReduceSum <keepdims = 0> (scores)

@@ -5,7 +5,8 @@
 #include <yobx/adapters/onnx/shapes.hpp>
 
 #include <doctest/doctest.h>
-#include <onnx/defs/parser.h>
+
+#include "model_text.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -308,8 +309,7 @@ TEST_CASE("the report lists what a rule took as given: a convolution's output is
 
 TEST_CASE("the report lists each value whose shape depends on the runtime, with both readings") {
     // a reverse by Slice(-1, INT64_MAX, -1): numpy's None in onnxruntime, an end clamped to d - 1 in ONNX's reference
-    ::onnx::ModelProto model;
-    const char* text = R"(<ir_version: 8, opset_import: ["" : 17]>
+    ::onnx::ModelProto model = onnx_test::model_of_text(R"(<ir_version: 8, opset_import: ["" : 17]>
 g (float[batch, n] x) => (float[batch, m] y, float[batch, k] z) {
   starts = Constant <value = int64[1] {-1}> ()
   ends = Constant <value = int64[1] {9223372036854775807}> ()
@@ -318,8 +318,7 @@ g (float[batch, n] x) => (float[batch, m] y, float[batch, k] z) {
   steps = Constant <value = int64[1] {-1}> ()
   y = Slice(x, starts, ends, axes, steps)
   z = Slice(x, starts, ends32, axes)
-})";
-    REQUIRE(::onnx::OnnxParser::Parse(model, text).IsOK());
+})");
     const auto report = infer_shapes(model);
     REQUIRE(report.divergences.size() == 1);
     CHECK(report.divergences[0].value == "y");
@@ -331,14 +330,12 @@ g (float[batch, n] x) => (float[batch, m] y, float[batch, k] z) {
 }
 
 TEST_CASE("a pooling window longer than its padded input is listed: onnxruntime truncates where ONNX floors") {
-    ::onnx::ModelProto model;
-    const char* text = R"(<ir_version: 8, opset_import: ["" : 17]>
+    ::onnx::ModelProto model = onnx_test::model_of_text(R"(<ir_version: 8, opset_import: ["" : 17]>
 g (float[1, 1, 3] x, float[1, 1, n] v, float[1, 1, n] w) => (float[1, 1, a] y, float[1, 1, b] z, float[1, 1, c] u) {
   y = MaxPool <kernel_shape = [4], strides = [2]> (x)
   z = MaxPool <kernel_shape = [4], strides = [2]> (v)
   u = MaxPool <kernel_shape = [3], strides = [2], pads = [1, 1]> (w)
-})";
-    REQUIRE(::onnx::OnnxParser::Parse(model, text).IsOK());
+})");
     const auto report = infer_shapes(model);
     REQUIRE(report.divergences.size() == 1);
     CHECK(report.divergences[0].value == "y");

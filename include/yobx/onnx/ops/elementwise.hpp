@@ -150,11 +150,15 @@ inline void cast_to(NodeContext& ctx, int to) {
     }
     ctx.set_output_block(0, std::move(out));
 }
-inline void cast(NodeContext& ctx) {
+
+/// The element type of attribute `to` (Cast, BitCast), which the node must have.
+inline int to_type(const NodeContext& ctx) {
     const auto to = ctx.attr_int("to", elem::undefined);
     if (to == elem::undefined) ctx.fail("attribute 'to' is required");
-    cast_to(ctx, static_cast<int>(to));
+    return static_cast<int>(to);
 }
+
+inline void cast(NodeContext& ctx) { cast_to(ctx, to_type(ctx)); }
 inline void cast_like(NodeContext& ctx) { cast_to(ctx, ctx.elem_type(1)); }
 
 /// Arithmetic with broadcasting; the element type is input 0's.
@@ -359,7 +363,7 @@ inline void swiglu(NodeContext& ctx) {
     Shape out = a;
     for (std::size_t i = 0; i < a.size(); ++i) {
         if (ctx.env().statically_known_true(a[i] != b[i])) differ();
-        if (a[i].maybe_constant() == std::nullopt && b[i].maybe_constant()) out[i] = b[i];  // the one a constant
+        if (!a[i].maybe_constant() && b[i].maybe_constant()) out[i] = b[i];  // the one a constant
     }
     ctx.set_output(0, ctx.elem_type(0), std::move(out));
 }
@@ -367,8 +371,7 @@ inline void swiglu(NodeContext& ctx) {
 /// BitCast (26): the input's shape in type `to`, of the same bit width; integer values kept
 /// where both types hold them alike (int64 to int64, int32 to int32).
 inline void bit_cast(NodeContext& ctx) {
-    const auto to = static_cast<int>(ctx.attr_int("to", elem::undefined));
-    if (to == elem::undefined) ctx.fail("attribute 'to' is required");
+    const int to = to_type(ctx);
     const TensorInfo* in = ctx.input(0);
     if (in == nullptr) return;
     const std::int64_t from_bits = elem_bits(in->elem_type), to_bits = elem_bits(to);
