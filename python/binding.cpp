@@ -191,23 +191,25 @@ PYBIND11_MODULE(_yobx, m) {
 
     m.def(
         "memory",
-        [](const py::bytes& model, const Sizes& at, bool infer, const std::string& plot, std::int64_t lo, std::int64_t hi,
-           const Sizes& hints, const std::string& op_profiles, bool onnx_fallback) {
+        [](const py::bytes& model, const Sizes& at, const Sizes& minimum, bool infer, const std::string& plot, std::int64_t lo,
+           std::int64_t hi, const Sizes& hints, const std::string& op_profiles, bool onnx_fallback) {
             const std::string_view bytes = view_of(model);
             py::gil_scoped_release unlocked;
             auto file = yobx::onnx::ModelFile::view(bytes);
             yobx::onnx::ShapeReport report;
             if (infer) report = yobx::onnx::infer_shapes(file.model(), options_of(false, hints, op_profiles, onnx_fallback, false, false, {}));
-            auto memory = yobx::onnx::memory_of(file.model(), report);
             // sizes and the plot's dim by symbol: "batch size" as the model writes it is batch_size
             const yobx::SymbolValues sizes = report.by_symbol(yobx::SymbolValues(at.begin(), at.end()));
             const std::string dim = plot.empty() ? std::string() : report.symbol_of(plot);
+            yobx::SymbolValues asked = sizes;  // in the domain the peak is exact over
+            if (!dim.empty()) asked.insert_or_assign(dim, std::min(lo, sizes.count(dim) ? sizes.at(dim) : lo));
+            auto memory = yobx::onnx::memory_of(file.model(), report, yobx::SymbolValues(minimum.begin(), minimum.end()), asked);
             yobx::onnx::put_sizes(memory, sizes, dim);
             std::string svg = dim.empty() ? std::string() : yobx::onnx::memory_svg(memory, dim, lo, hi, sizes);
             return std::make_pair(memory.to_json(""), std::move(svg));
         },
-        py::arg("model"), py::arg("at"), py::arg("infer"), py::arg("plot"), py::arg("lo"), py::arg("hi"), py::arg("hints"),
-        py::arg("op_profiles"), py::arg("onnx_fallback"), "(model bytes, sizes, ...) -> (memory report JSON, SVG or empty)");
+        py::arg("model"), py::arg("at"), py::arg("minimum"), py::arg("infer"), py::arg("plot"), py::arg("lo"), py::arg("hi"),
+        py::arg("hints"), py::arg("op_profiles"), py::arg("onnx_fallback"), "(model bytes, sizes, minimum sizes, ...) -> (memory report JSON, SVG or empty)");
 
     m.def(
         "payload_unread",

@@ -1,10 +1,11 @@
 // yobx-onnx-shapes: infers the shape of every value of an ONNX model and writes it in.
 //
 //   yobx-onnx-shapes IN.onnx OUT.onnx [--report FILE] [--strict] [--hint NAME=VALUE]... [--op-profiles FILE]
-//                    [--memory] [--at NAME=VALUE]... [--plot NAME=LO:HI FILE.svg]
+//                    [--memory] [--at NAME=VALUE]... [--min NAME=VALUE]... [--plot NAME=LO:HI FILE.svg]
 //
 // Prints a one-line summary; --report writes the JSON report. --memory adds what the model
-// needs in memory (yobx/adapters/onnx/model_memory.hpp) to both, at the sizes of --at; --plot
+// needs in memory (yobx/adapters/onnx/model_memory.hpp) to both, at the sizes of --at, exact over
+// the sizes the model runs at (input dims from 1, or from --min NAME=VALUE); --plot
 // draws the peak activations and weights as functions of one dim (--memory implied). A model that cannot be
 // read or inferred is one line on stderr, exit status 1, and no OUT.onnx; a mistake
 // on the command line is that line followed by the usage.
@@ -26,7 +27,7 @@ namespace {
 
 constexpr const char* usage =
     "usage: yobx-onnx-shapes IN.onnx OUT.onnx [--report FILE] [--strict] [--hint NAME=VALUE]... [--op-profiles FILE]\n"
-    "                        [--memory] [--at NAME=VALUE]... [--plot NAME=LO:HI FILE.svg]\n"
+    "                        [--memory] [--at NAME=VALUE]... [--min NAME=VALUE]... [--plot NAME=LO:HI FILE.svg]\n"
     "       yobx-onnx-shapes --list-operators";
 
 /// A mistake on the command line: the message is followed by the usage.
@@ -94,7 +95,7 @@ int run(int argc, char** argv) {
     std::string in, out, report_path;
     yobx::onnx::InferenceOptions options;
     bool memory = false;
-    yobx::SymbolValues at;
+    yobx::SymbolValues at, minimum;
     std::optional<Plot> plot;
     for (int i = 1; i < argc; ++i) {
         const std::string_view a = argv[i];
@@ -111,6 +112,9 @@ int run(int argc, char** argv) {
             memory = true;
         } else if (a == "--at") {
             add_size(a, value(), at);
+            memory = true;
+        } else if (a == "--min") {
+            add_size(a, value(), minimum);
             memory = true;
         } else if (a == "--plot") {
             const std::string range = value();
@@ -138,7 +142,9 @@ int run(int argc, char** argv) {
         // the sizes and the plot's dim by symbol: a dim the model names "batch size" is batch_size
         at = report.by_symbol(at);
         if (plot) plot->dim = report.symbol_of(plot->dim);
-        report.memory = yobx::onnx::memory_of(file.model(), report);
+        yobx::SymbolValues asked = at;  // in the domain the peak is exact over
+        if (plot) asked.insert_or_assign(plot->dim, std::min(plot->lo, at.count(plot->dim) ? at.at(plot->dim) : plot->lo));
+        report.memory = yobx::onnx::memory_of(file.model(), report, minimum, asked);
         yobx::onnx::put_sizes(*report.memory, at, plot ? plot->dim : std::string());
     }
     if (plot) {

@@ -12,7 +12,7 @@ check() {  # name, expected, actual
     if [ "$2" == "$3" ]; then echo "ok: $1"; else echo "FAILED: $1"; echo "  expected: $2"; echo "  got:      $3"; failed=1; fi
 }
 usage="usage: yobx-onnx-shapes IN.onnx OUT.onnx [--report FILE] [--strict] [--hint NAME=VALUE]... [--op-profiles FILE]
-                        [--memory] [--at NAME=VALUE]... [--plot NAME=LO:HI FILE.svg]
+                        [--memory] [--at NAME=VALUE]... [--min NAME=VALUE]... [--plot NAME=LO:HI FILE.svg]
        yobx-onnx-shapes --list-operators"
 # fails: a model that cannot be read or inferred: stderr is exactly the one expected line,
 # exit status 1, no output file
@@ -203,6 +203,25 @@ fails "hint past int64" \
     "$dir/conv.onnx" "$dir/out.onnx" --hint n=18446744073709551616
 fails "memory: a size given twice" "yobx-onnx-shapes: --at 'batch=3': batch is given twice (first as 2)" \
     "$dir/conv.onnx" "$dir/out.onnx" --at batch=2 --at batch=3
+# the domain: input dims from 1, or from --min; every kept step of the peak with a witness in it
+"$tool" "$dir/conv.onnx" "$dir/out.onnx" --memory --min height=224 --min width=224 --report "$dir/min.json" > /dev/null
+check "memory: --min narrows the domain, each kept step witnessed there" "batch=1 height=224 width=224; 0 unresolved; witnessed" \
+    "$(/usr/bin/python3 -c "
+import json
+m = json.load(open('$dir/min.json'))['memory']
+print(' '.join(f'{k}={v}' for k, v in sorted(m['smallest'].items())) + ';', m['unresolved'], 'unresolved;',
+      'witnessed' if all(s['witness'] and s['witness']['height'] >= 224 and s['witness']['width'] >= 224 for s in m['peak_steps']) else 'not')")"
+fails "memory: a size below --min" "yobx-onnx-shapes: memory: size height=100 is below its minimum 224" \
+    "$dir/conv.onnx" "$dir/out.onnx" --min height=224 --at batch=1 --at height=100 --at width=224
+fails "memory: --min naming no dim" "yobx-onnx-shapes: memory: minimum 'hieght' names no dim of the model (its symbols: batch, height, width)" \
+    "$dir/conv.onnx" "$dir/out.onnx" --min hieght=224
+fails "memory: --min given twice" "yobx-onnx-shapes: --min 'batch=3': batch is given twice (first as 2)" \
+    "$dir/conv.onnx" "$dir/out.onnx" --min batch=2 --min batch=3
+fails "memory: --min past int64" \
+    "yobx-onnx-shapes: --min 'batch=99999999999999999999': 99999999999999999999 is past int64 (at most 9223372036854775807)" \
+    "$dir/conv.onnx" "$dir/out.onnx" --min batch=99999999999999999999
+fails "memory plot below --min" "yobx-onnx-shapes: memory: size height=1 is below its minimum 224" \
+    "$dir/conv.onnx" "$dir/out.onnx" --min height=224 --at batch=1 --at width=224 --plot height=1:100 "$dir/min.svg"
 fails "hint given twice" "yobx-onnx-shapes: --hint 'n=3': n is given twice (first as 3)" \
     "$dir/conv.onnx" "$dir/out.onnx" --hint n=3 --hint n=3
 fails_usage "memory: a size with a plus sign" "yobx-onnx-shapes: --at 'batch=+2': expected NAME=VALUE with VALUE a size (an integer >= 0)" \

@@ -22,11 +22,11 @@ using yobx::onnx::MemoryReport;
 namespace {
 
 /// The model of ONNX's text format, shaped, and its memory.
-MemoryReport memory_of_text(const std::string& text, ::onnx::ModelProto* out = nullptr) {
+MemoryReport memory_of_text(const std::string& text, ::onnx::ModelProto* out = nullptr, const yobx::SymbolValues& minimum = {}) {
     ::onnx::ModelProto model = onnx_test::model_of_text(text);
     const auto report = yobx::onnx::infer_shapes(model);
     if (out) *out = model;
-    return yobx::onnx::memory_of(model, report);
+    return yobx::onnx::memory_of(model, report, minimum);
 }
 
 std::string liveness(const MemoryReport& r) {
@@ -273,7 +273,7 @@ TEST_CASE("the SVG's text is XML 1.0 in UTF-8: a name's byte that is not, or a c
 }
 
 TEST_CASE("the SVG's series are the peak expression's values and its breakpoint is where the dominating step changes") {
-    const MemoryReport r = memory_of_text(chain);
+    const MemoryReport r = memory_of_text(chain, nullptr, {{"n", 0}});
     const std::string svg = yobx::onnx::memory_svg(r, "n", 0, 40, {});
     CHECK(svg.rfind("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\"", 0) == 0);
     const auto attr = [&](std::string_view series, std::string_view name) {
@@ -305,6 +305,9 @@ TEST_CASE("the SVG's series are the peak expression's values and its breakpoint 
     CHECK(error_of([&] { (void)yobx::onnx::plot_data(r, "m", 0, 4, {}); }) == "memory plot: the peak does not depend on 'm' (its symbols: n)");
     CHECK(error_of([&] { (void)yobx::onnx::plot_data(r, "n", 5, 4, {}); }) ==
           "memory plot: the range 5:4 of 'n' must be sizes LO:HI with 0 <= LO <= HI < 2**62");
+    // an input dim is at least 1 unless the caller says otherwise
+    CHECK(error_of([&] { (void)yobx::onnx::plot_data(memory_of_text(chain), "n", 0, 4, {}); }) ==
+          "memory plot: the range 0:4 of 'n' starts outside the domain the peak is exact over: n=0 is below its minimum 1");
 }
 
 TEST_CASE("sizes past int64 are errors naming what, never wrapped") {
@@ -344,6 +347,104 @@ TEST_CASE("peak_of keeps the steps no other is proven to dominate: 4n below 8n +
     kept.clear();
     (void)yobx::onnx::peak_of({input, input + output}, &kept);
     CHECK(kept == std::vector<std::size_t>{1});
+}
+
+TEST_CASE("the tight peak: each kept step alone the largest at its witness, the others proven below over the domain") {
+    const yobx::SymInt n = yobx::SymInt::symbol("n");
+    const yobx::onnx::MemoryDomain sizes;  // every symbol from 0
+    yobx::onnx::PeakSteps found;
+    (void)yobx::onnx::peak_of({n * 8 + 1, n * 4, n * n}, sizes, &found);
+    REQUIRE(found.kept == std::vector<std::size_t>{0, 2});
+    REQUIRE(found.witness.size() == 2);
+    CHECK(found.witness[0] == yobx::SymbolValues{{"n", 0}});   // 1 > 0 > 0
+    CHECK(found.witness[1] == yobx::SymbolValues{{"n", 9}});   // 81 > 73
+    CHECK(found.unresolved == 0);
+    REQUIRE(found.large);
+    CHECK(found.kept[*found.large] == 2);
+    CHECK(found.large_from == 9);  // n*n > 8*n + 1 from n = 9 on, proven
+    // floors of one symbol: x//10 <= x//5, (h + 3)//4 <= (h + 1)//2, proven, never sampled
+    const yobx::SymInt x = yobx::SymInt::symbol("x"), h = yobx::SymInt::symbol("h");
+    (void)yobx::onnx::peak_of({floordiv(x, yobx::SymInt(10)), floordiv(x, yobx::SymInt(5))}, sizes, &found);
+    CHECK(found.kept == std::vector<std::size_t>{1});
+    (void)yobx::onnx::peak_of({floordiv(h + 3, yobx::SymInt(4)) * 8, floordiv(h + 1, yobx::SymInt(2)) * 8}, sizes, &found);
+    CHECK(found.kept == std::vector<std::size_t>{1});
+    // 64*b*h*w + 32*b*h is above 128*b*h*w only where w = 0: over sizes both are kept, each witnessed;
+    // with input dims from 1 the first is proven below and dropped
+    const yobx::SymInt b = yobx::SymInt::symbol("b"), w = yobx::SymInt::symbol("w");
+    const std::vector<yobx::SymInt> unet{b * h * w * 64 + b * h * 32, b * h * w * 128};
+    const auto wide = yobx::onnx::peak_of(unet, sizes, &found);
+    CHECK(found.kept == std::vector<std::size_t>{0, 1});
+    CHECK(found.unresolved == 0);
+    REQUIRE(found.witness[0]);
+    CHECK(found.witness[0]->at("w") == 0);
+    yobx::onnx::MemoryDomain runs;
+    runs.input_dims = {"b", "h", "w"};
+    const auto tight = yobx::onnx::peak_of(unet, runs, &found);
+    CHECK(found.kept == std::vector<std::size_t>{1});
+    CHECK(tight.to_string() == "128*b*h*w");
+    CHECK(found.smallest == std::map<std::string, std::int64_t, std::less<>>{{"b", 1}, {"h", 1}, {"w", 1}});
+    CHECK(wide.to_string() != tight.to_string());
+    // below the Max of two, proven below their mean: 5 <= (x + (10 - x))/2, dropped
+    (void)yobx::onnx::peak_of({x, 10 - x, yobx::SymInt(5)}, sizes, &found);
+    CHECK(found.kept == std::vector<std::size_t>{0, 1});
+    // a step never alone the largest, below the Max of three but of no pair: 3 beside 3x, 3y and
+    // 9 - 3x - 3y (their Max is at least 3, their mean), kept and counted unresolved
+    const yobx::SymInt y = yobx::SymInt::symbol("y");
+    (void)yobx::onnx::peak_of({x * 3, y * 3, 9 - x * 3 - y * 3, yobx::SymInt(3)}, sizes, &found);
+    CHECK(found.kept == std::vector<std::size_t>{0, 1, 2, 3});
+    REQUIRE(found.witness.size() == 4);
+    CHECK_FALSE(found.witness[3]);
+    CHECK(found.unresolved == 1);
+}
+
+TEST_CASE("the domain: value dims at least 0, input dims from 1 or their minimum, sizes outside it refused") {
+    // a pooling window of 4: its output's n - 3 makes n at least 3 (4 with the rule's fact that it is not empty)
+    const std::string sliced = R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 1, n] X) => (float[1, 1, m] Y) {
+  Y = AveragePool <kernel_shape = [4]> (X)
+})";
+    const MemoryReport r = memory_of_text(sliced);
+    CHECK(r.smallest.at("n") == 3);
+    CHECK(error_of([&] { (void)r.evaluate({{"n", 2}}); }) ==
+          "memory: the sizes are outside the domain the peak is exact over: dim n - 3 is -1");
+    CHECK(r.evaluate({{"n", 3}}).peak == 12);
+    // the chain: n from 1, or from the caller's minimum
+    CHECK(memory_of_text(chain).smallest.at("n") == 1);
+    const MemoryReport large = memory_of_text(chain, nullptr, {{"n", 64}});
+    CHECK(large.smallest.at("n") == 64);
+    CHECK(large.peak_steps.size() == 1);
+    CHECK(large.peak.to_string() == "8*n**2 + 128*n");
+    CHECK(error_of([&] { (void)large.evaluate({{"n", 8}}); }) ==
+          "memory: the sizes are outside the domain the peak is exact over: n=8 is below its minimum 64 (a smaller minimum widens it)");
+    ::onnx::ModelProto model = onnx_test::model_of_text(chain);
+    const auto report = yobx::onnx::infer_shapes(model);
+    CHECK(error_of([&] { (void)yobx::onnx::memory_of(model, report, {{"m", 2}}); }) ==
+          "memory: minimum 'm' names no dim of the model (its symbols: n)");
+    CHECK(error_of([&] { (void)yobx::onnx::memory_of(model, report, {{"n", -1}}); }) ==
+          "memory: minimum n=-1 is not a size (an integer >= 0)");
+    CHECK(error_of([&] { (void)yobx::onnx::memory_of(model, report, {{"n", 4}}, {{"n", 2}}); }) ==
+          "memory: size n=2 is below its minimum 4");
+    // a size asked for at 0 widens the domain to it
+    CHECK(yobx::onnx::memory_of(model, report, {}, {{"n", 0}}).smallest.at("n") == 0);
+    // a requirement no size of the minimum meets
+    yobx::onnx::MemoryDomain none;
+    none.input_dims = {"h"};
+    none.minimum = {{"h", 224}};
+    const yobx::SymInt h = yobx::SymInt::symbol("h");
+    none.requirements.emplace_back(h <= 64, "pool");
+    CHECK(error_of([&] { (void)none.env({"h"}); }).rfind("memory: no size in the domain: the requirement h <= 64 of 'pool' cannot hold (", 0) == 0);
+}
+
+TEST_CASE("the summary names the step that is the peak once every size is large, from which size, and counts the others") {
+    const MemoryReport r = memory_of_text(chain);
+    REQUIRE(r.peak_steps.size() == 2);
+    REQUIRE(r.large);
+    CHECK(r.large_from == 17);  // 8n^2 + 128n > 4n^2 + 192n from 17 on
+    const std::string summary = r.summary();
+    CHECK(summary.substr(0, summary.find('\n')) ==
+          "memory: weights 0 B (0 tensors); peak activations 8*n*n + 128*n (Relu 'Y') once every size is at least 17, 1 other step at "
+          "smaller sizes (over 7 steps in the model order)");
+    CHECK(r.to_json().find("\"large\": {\"step\": 5, \"from\": 17}") != std::string::npos);
 }
 
 TEST_CASE("the summary shows a peak of more than 200 characters as its head, ... and its count of steps") {

@@ -478,8 +478,27 @@ class Memory(unittest.TestCase):
         self.assertEqual(ys, [sym.parse(m["peak"]).evaluate({"batch": 2, "height": x, "width": 64}) for x in xs])
         self.assertNotIn("at", m)  # the plotted dim has no size: no point to report
 
+    def test_the_domain_and_the_witnesses(self):
+        m = yobx.onnx.memory(conv_model())
+        self.assertEqual(m["smallest"], {"batch": 1, "height": 1, "width": 1})
+        self.assertEqual(m["unresolved"], 0)
+        for kept in m["peak_steps"]:  # alone the largest of the kept steps at its witness
+            w = kept["witness"]
+            values = {s["step"]: sym.parse(s["bytes"]).evaluate(w) for s in m["peak_steps"]}
+            self.assertTrue(all(v < values[kept["step"]] for k, v in values.items() if k != kept["step"]), (kept, values))
+        narrow = yobx.onnx.memory(conv_model(), minimum={"height": 224, "width": 224})
+        self.assertEqual(narrow["smallest"], {"batch": 1, "height": 224, "width": 224})
+        self.assertTrue(all(s["witness"]["height"] >= 224 for s in narrow["peak_steps"]))
+        self.assertEqual(yobx.onnx.memory(conv_model(), at={"batch": 0, "height": 8, "width": 8})["smallest"]["batch"], 0)
+
     def test_errors(self):
-        cases = [(lambda: yobx.onnx.memory(conv_model(), at={"hieght": 3}), ValueError,
+        cases = [(lambda: yobx.onnx.memory(conv_model(), minimum={"hieght": 3}), ValueError,
+                  "memory: minimum 'hieght' names no dim of the model (its symbols: batch, height, width)"),
+                 (lambda: yobx.onnx.memory(conv_model(), at={"batch": 1, "height": 8, "width": 8}, minimum={"height": 16}), ValueError,
+                  "memory: size height=8 is below its minimum 16"),
+                 (lambda: yobx.onnx.memory(conv_model(), minimum={"height": 10**20}), ValueError,
+                  "size 'height': 100000000000000000000 is past int64 (at most 9223372036854775807)"),
+                 (lambda: yobx.onnx.memory(conv_model(), at={"hieght": 3}), ValueError,
                   "memory: size 'hieght' names no dim of the model (its symbols: batch, height, width)"),
                  (lambda: yobx.onnx.memory(conv_model(), at={"batch": 3}), ValueError,
                   "memory: no size for 'height', 'width' (the peak's symbols: batch, height, width)"),

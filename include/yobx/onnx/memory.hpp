@@ -17,6 +17,7 @@
 #include <yobx/detail/json.hpp>
 #include <yobx/error.hpp>
 #include <yobx/onnx/elem_type.hpp>
+#include <yobx/onnx/memory_domain.hpp>
 #include <yobx/onnx/memory_peak.hpp>
 #include <yobx/onnx/node_context.hpp>
 #include <yobx/sym/abbreviate.hpp>
@@ -107,6 +108,7 @@ struct MemoryGraph {
     std::vector<std::size_t> inputs, outputs;
     std::vector<Step> steps;
     std::string order = "model";  ///< "model": the model's node order; "topological": the walk's
+    MemoryDomain domain;          ///< the sizes the model runs at: the peak is exact over them
 };
 
 /// The initializers' and constants' bytes.
@@ -162,6 +164,14 @@ struct MemoryReport {
     std::string peak_text;                ///< the same Max, each step a sum of the values' bytes as written
     std::vector<std::size_t> peak_steps;  ///< the steps the peak is the Max of
     std::vector<std::string> peak_step_texts;  ///< each one's sum as written
+    /// Per kept step: sizes of the domain where it alone is the largest; nullopt: unresolved
+    /// (neither witnessed nor proven dominated; `unresolved` counts them).
+    std::vector<std::optional<SymbolValues>> peak_witnesses;
+    std::size_t unresolved = 0;
+    std::optional<std::size_t> large;        ///< index into peak_steps: proven the peak once every size is at least large_from
+    std::optional<std::int64_t> large_from;
+    MemoryDomain domain;                     ///< the sizes the peak is exact over
+    std::map<std::string, std::int64_t, std::less<>> smallest;  ///< each symbol's smallest size in the domain
     std::vector<Growth> growth;
     std::optional<At> at;
 
@@ -183,6 +193,9 @@ struct MemoryReport {
             for (const auto& s : peak.free_symbols()) all += (all.empty() ? "" : ", ") + s;
             throw value_error("memory: no size for " + m + " (the peak's symbols: " + all + ")");
         }
+        if (const std::string why = domain.outside(sizes); !why.empty())
+            throw value_error("memory: the sizes are outside the domain the peak is exact over: " + why +
+                              (why.find("minimum") != std::string::npos ? " (a smaller minimum widens it)" : ""));
         At a;
         a.sizes = sizes;
         a.weights = weights.total;
@@ -220,7 +233,7 @@ struct MemoryReport {
     /// The lines the CLI's summary adds: weights, peak, growth (and the values at `at`).
     std::string summary() const {
         std::string s = "memory: weights " + human(weights.total) + " (" + std::to_string(weights.count) + " tensors); peak activations " +
-                        abbreviated(peak_text) + " (over " + std::to_string(step_sums.size()) + " steps in the " + order + " order";
+                        peak_phrase() + " (over " + std::to_string(step_sums.size()) + " steps in the " + order + " order";
         s += unknown ? ", " + std::to_string(unknown) + " values of unknown size not counted)" : ")";
         for (const auto& g : growth) s += "\nmemory: outputs grow by " + g.text();
         if (at) {
@@ -229,6 +242,24 @@ struct MemoryReport {
             s += "\nmemory at " + sizes + ": peak activations " + human(at->peak) + " at step " + std::to_string(at->step) + " (" +
                  at->op + " '" + at->node + "'), weights " + human(at->weights) + ", total " + human(at->total);
         }
+        return s;
+    }
+
+    /// The peak as the summary says it: the step that is the peak once every size is large, from
+    /// which size on, and how many others can be at smaller sizes; the whole Max (abbreviated)
+    /// when no step is alone the largest as every size grows.
+    std::string peak_phrase() const {
+        if (!large || !large_from || peak_steps.size() < 2) {
+            std::string s = abbreviated(peak_text);
+            if (unresolved) s += " (" + std::to_string(unresolved) + " of its " + std::to_string(peak_steps.size()) + " steps unresolved)";
+            return s;
+        }
+        const std::size_t k = peak_steps[*large];
+        std::string s = abbreviated(peak_step_texts[*large]) + " (" + step_ops[k] + " '" + step_nodes[k] + "') ";
+        s += "once every size is at least " + std::to_string(*large_from);
+        const std::size_t others = peak_steps.size() - 1;
+        s += ", " + std::to_string(others) + " other step" + (others == 1 ? "" : "s") + " at smaller sizes";
+        if (unresolved) s += " (" + std::to_string(unresolved) + " unresolved)";
         return s;
     }
 
@@ -255,9 +286,21 @@ struct MemoryReport {
         w.end().member("peak", peak_text).key("peak_steps").begin_array(Writer::lines);
         for (std::size_t i = 0; i < peak_steps.size(); ++i) {
             const std::size_t k = peak_steps[i];
-            w.begin_object().member("step", k).member("node", step_nodes[k]).member("op", step_ops[k]).member("bytes", peak_step_texts[i]).end();
+            w.begin_object().member("step", k).member("node", step_nodes[k]).member("op", step_ops[k]).member("bytes", peak_step_texts[i]);
+            w.key("witness");
+            if (i < peak_witnesses.size() && peak_witnesses[i]) sizes(*peak_witnesses[i]);
+            else w.null();
+            w.end();
         }
-        w.end().member("steps", step_sums.size()).key("subgraphs").begin_array();
+        w.end().member("unresolved", unresolved).key("large");
+        if (large) {
+            w.begin_object().member("step", peak_steps[*large]).member("from", large_from.value_or(0)).end();
+        } else {
+            w.null();
+        }
+        w.key("smallest");
+        sizes(smallest);
+        w.member("steps", step_sums.size()).key("subgraphs").begin_array();
         for (const auto& [step, bytes] : subgraphs)
             w.begin_object().member("step", step).member("node", step_nodes[step]).member("bytes", bytes.to_string()).end();
         w.end().key("growth").begin_array(Writer::lines);
@@ -361,6 +404,7 @@ inline void stepped_growth(MemoryReport::Growth& g, const ShapeEnv& env) {
 inline MemoryReport plan_memory(const MemoryGraph& g, Weights weights = {}) {
     MemoryReport r;
     r.order = g.order;
+    r.domain = g.domain;
     r.weights = std::move(weights);
     const std::size_t n = g.steps.size(), last = n ? n - 1 : 0;
     constexpr std::size_t none = static_cast<std::size_t>(-1);
@@ -406,7 +450,24 @@ inline MemoryReport plan_memory(const MemoryGraph& g, Weights weights = {}) {
         for (const auto* v : enter[0]) live = live + *v->bytes;
         r.peak = MaxOf({live});
     } else {
-        r.peak = peak_of(r.step_sums, &r.peak_steps);
+        StepParts parts;  // the values live over their steps, each subgraph's peak at its own
+        for (const auto& v : r.values)
+            if (v.bytes) {
+                parts.terms.push_back(*v.bytes);
+                parts.live.emplace_back(v.first, v.last);
+            }
+        for (const auto& [step, e] : r.subgraphs) {
+            parts.terms.push_back(e);
+            parts.live.emplace_back(step, step);
+        }
+        PeakSteps found;
+        r.peak = peak_of(r.step_sums, g.domain, &found, &parts);
+        r.peak_steps = std::move(found.kept);
+        r.peak_witnesses = std::move(found.witness);
+        r.unresolved = found.unresolved;
+        r.large = found.large;
+        r.large_from = found.large_from;
+        r.smallest = std::move(found.smallest);
     }
     // the kept steps as sums of the values' bytes as written
     std::vector<Product> inner_written;
@@ -447,7 +508,7 @@ inline MemoryReport plan_memory(const MemoryGraph& g, Weights weights = {}) {
             if (const auto it = written.find(o); it != written.end()) terms.push_back(it->second);
         gr.bytes_text = sum_text(terms);
         const SymInt next = gr.bytes.subs({{d, SymInt::symbol(d) + SymInt(1)}});
-        const ShapeEnv env = detail::sizes_env({&gr.bytes});
+        const ShapeEnv env = g.domain.env(gr.bytes.free_symbols());
         gr.per_unit = env.simplify(next - gr.bytes);
         detail::stepped_growth(gr, env);
         r.growth.push_back(std::move(gr));

@@ -1,24 +1,29 @@
-// yobx/onnx/memory_peak.hpp — the peak of a graph's step sums: the steps no other is proven to
-// dominate, and their Max.
+// yobx/onnx/memory_peak.hpp — the peak of a graph's step sums over the domain the model runs
+// in (memory_domain.hpp): the steps that can each be the largest there, and their Max.
 //
-// Comparing every pair of steps symbolically is what costs: the sums are first compared at a
-// few sizes (a step larger somewhere is not below), then a ShapeEnv is asked for a proof, and
-// failing that the floors are undone (`x = k*q + r - c` for each `Mod(x + c, k)`), within a
-// budget. What is left is a Max, one SymInt when it is short (MaxOf).
+// A step is kept when it has a witness, sizes of the domain where it alone is the largest
+// (looked for at sizes along each dim, on a grid, mixed, and by a local search); a step without
+// one is dropped only when proven (memory_proof.hpp) below another or below a mean of two under
+// the domain's facts, within a budget; any other stays, unresolved. What is left is a Max, one
+// SymInt when it is short (MaxOf).
 //
 //   std::vector<std::size_t> kept;
 //   MaxOf peak = peak_of({n * 8 + 1, n * 4, n * n}, &kept);  // Max(n**2, 8*n + 1): kept {0, 2}
 #pragma once
 
 #include <yobx/error.hpp>
+#include <yobx/onnx/memory_domain.hpp>
+#include <yobx/onnx/memory_proof.hpp>
 #include <yobx/sym.hpp>
 
 #include <algorithm>
 #include <cstdint>
-#include <functional>
+#include <iterator>
+#include <limits>
+#include <map>
 #include <optional>
 #include <string>
-#include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -64,140 +69,492 @@ struct MaxOf {
 };
 
 
+/// A step's sum as the parts live at it: part k, of `terms[k]` bytes, is live at the steps
+/// `live[k].first` to `live[k].second` (a value from its producer to its last consumer). The
+/// sums at a size are then the parts' bytes added over their steps, and a change of one symbol
+/// evaluates only the parts that hold it.
+struct StepParts {
+    std::vector<SymInt> terms;
+    std::vector<std::pair<std::size_t, std::size_t>> live;
+};
+
+/// What peak_of found beside the Max.
+struct PeakSteps {
+    std::vector<std::size_t> kept;  ///< the steps of the Max, in order
+    /// Per kept step: sizes of the domain where it alone is the largest; nullopt: neither
+    /// witnessed nor proven dominated (unresolved).
+    std::vector<std::optional<SymbolValues>> witness;
+    std::size_t unresolved = 0;
+    /// Index into kept: the step proven the peak once every size is at least large_from (the
+    /// sole largest as every size grows alike, and a proof it is above each other kept step).
+    std::optional<std::size_t> large;
+    std::optional<std::int64_t> large_from;
+    std::map<std::string, std::int64_t, std::less<>> smallest;  ///< each symbol's smallest size in the domain
+};
+
 namespace detail {
 
-/// A ShapeEnv whose symbols are those of `exprs`, each a size ([0, oo]).
-inline ShapeEnv sizes_env(const std::vector<const SymInt*>& exprs) {
-    ShapeEnv env;
-    for (const SymInt* e : exprs)
-        for (const auto& s : e->free_symbols())
-            if (!env.has_symbol(s)) env.create_symbol(s, std::nullopt, ValueRange::size());
-    return env;
-}
-
-/// A Mod or FloorDiv of `x + c` by `k` in e (x a size symbol, 0 <= c < k): (x, c, k).
-inline std::optional<std::tuple<std::string, std::int64_t, std::int64_t>> residue_atom(const SymInt& e) {
-    using namespace yobx::detail::sym;
-    return e.with_poly([](const Poly& p) -> std::optional<std::tuple<std::string, std::int64_t, std::int64_t>> {
-        for (const Term& t : p.terms)
-            for (const Factor& f : t.mono) {
-                const Atom& a = *f.atom;
-                if (a.kind != AtomKind::mod && a.kind != AtomKind::floordiv) continue;
-                const Poly& n = a.args[0];
-                const Poly& k = a.args[1];
-                if (!k.is_constant() || k.constant < 2 || n.terms.size() != 1 || n.terms[0].coef != 1 || n.terms[0].mono.size() != 1)
-                    continue;
-                const Factor& x = n.terms[0].mono[0];
-                if (x.exp != 1 || x.atom->kind != AtomKind::symbol || n.constant < 0 || n.constant >= k.constant) continue;
-                return std::tuple{x.atom->name, n.constant, k.constant};
-            }
-        return std::nullopt;
-    });
-}
-
-/// d >= 0 for all sizes, proven by the ShapeEnv; failing that, with each `Mod(x + c, k)` and
-/// `(x + c)//k` undone: x written k*q + r - c (q a size, r in [0, k - 1]) makes the residues
-/// plain symbols, and `64*x*(x + 1 - Mod(x + 1, 2))` is `128*x*q`. Sound: the (q, r) cover every x.
-inline bool proven_nonnegative(const SymInt& d) {
-    try {
-        ShapeEnv env = sizes_env({&d});
-        if (env.statically_known_true(d >= 0)) return true;
-        SymInt e = d;
-        for (int round = 0; round < 4; ++round) {
-            const auto atom = residue_atom(e);
-            if (!atom) return false;
-            const auto& [x, c, k] = *atom;
-            const std::string q = "_q" + std::to_string(round), r = "_r" + std::to_string(round);
-            if (env.has_symbol(q) || env.has_symbol(r)) return false;
-            env.create_symbol(q, std::nullopt, ValueRange::size());
-            env.create_symbol(r, std::nullopt, ValueRange::between(0, k - 1));
-            e = env.simplify(e.subs({{x, SymInt(k) * SymInt::symbol(q) + SymInt::symbol(r) - SymInt(c)}}));
-            if (env.statically_known_true(e >= 0)) return true;
+/// The step sums at sizes, from their parts: nullopt where a part is not defined there (a
+/// division by 0, an overflow).
+class StepValues {
+public:
+    StepValues(const std::vector<SymInt>& sums, const StepParts* parts) : n_(sums.size()) {
+        if (parts) {
+            terms_ = &parts->terms;
+            live_ = parts->live;
+        } else {
+            terms_ = &sums;
+            for (std::size_t i = 0; i < n_; ++i) live_.emplace_back(i, i);
         }
-    } catch (const yobx::error&) {  // an undefined question (a division by a size that may be 0), too large an expansion
+        for (const auto& t : *terms_) symbols_.push_back(t.free_symbols());
     }
-    return false;
+
+    std::size_t size() const { return terms_->size(); }
+
+    std::vector<std::optional<std::int64_t>> at(const SymbolValues& sizes) const {
+        std::vector<std::int64_t> diff(n_ + 1, 0);
+        std::vector<int> undefined(n_ + 1, 0);
+        for (std::size_t k = 0; k < terms_->size(); ++k) add(k, sizes, diff, undefined, 1);
+        return settle(diff, undefined);
+    }
+
+    /// The sums at `sizes`, which differ from `base_sizes` (whose sums are `base`) in `symbol` only.
+    std::vector<std::optional<std::int64_t>> changed(const std::vector<std::optional<std::int64_t>>& base, const SymbolValues& base_sizes,
+                                                     const SymbolValues& sizes, const std::string& symbol) const {
+        std::vector<std::int64_t> diff(n_ + 1, 0);
+        std::vector<int> undefined(n_ + 1, 0);
+        for (std::size_t k = 0; k < terms_->size(); ++k)
+            if (std::binary_search(symbols_[k].begin(), symbols_[k].end(), symbol, yobx::detail::sym::NameLess{})) {
+                add(k, base_sizes, diff, undefined, -1);
+                add(k, sizes, diff, undefined, 1);
+            }
+        auto d = settle(diff, undefined);
+        std::vector<std::optional<std::int64_t>> out(n_);
+        for (std::size_t i = 0; i < n_; ++i) {
+            std::int64_t v = 0;
+            if (base[i] && d[i] && !__builtin_add_overflow(*base[i], *d[i], &v)) out[i] = v;
+        }
+        return out;
+    }
+
+private:
+    std::size_t n_;
+    const std::vector<SymInt>* terms_ = nullptr;
+    std::vector<std::pair<std::size_t, std::size_t>> live_;
+    std::vector<std::vector<std::string>> symbols_;
+
+    void add(std::size_t k, const SymbolValues& sizes, std::vector<std::int64_t>& diff, std::vector<int>& undefined, int sign) const {
+        const auto [from, to] = live_[k];
+        std::int64_t v = 0;
+        bool ok = true;
+        try {
+            v = (*terms_)[k].evaluate_with(sizes);
+        } catch (const yobx::error&) {
+            ok = false;
+        }
+        if (!ok || __builtin_mul_overflow(v, sign, &v) || __builtin_add_overflow(diff[from], v, &diff[from]) ||
+            __builtin_sub_overflow(diff[to + 1], v, &diff[to + 1])) {
+            undefined[from] += 1;
+            undefined[to + 1] -= 1;
+        }
+    }
+
+    std::vector<std::optional<std::int64_t>> settle(const std::vector<std::int64_t>& diff, const std::vector<int>& undefined) const {
+        std::vector<std::optional<std::int64_t>> out(n_);
+        std::int64_t run = 0;
+        int bad = 0;
+        bool overflowed = false;
+        for (std::size_t i = 0; i < n_; ++i) {
+            bad += undefined[i];
+            overflowed = overflowed || __builtin_add_overflow(run, diff[i], &run);
+            if (!bad && !overflowed) out[i] = run;
+        }
+        return out;
+    }
+};
+
+/// The index of the one largest of `values` among `among`, if one is strictly the largest and
+/// every value is defined.
+inline std::optional<std::size_t> sole_largest(const std::vector<std::optional<std::int64_t>>& values, const std::vector<std::size_t>& among) {
+    std::optional<std::size_t> best;
+    bool tie = false;
+    for (std::size_t i : among) {
+        if (!values[i]) return std::nullopt;
+        if (!best || *values[i] > *values[*best]) {
+            best = i;
+            tie = false;
+        } else if (*values[i] == *values[*best]) {
+            tie = true;
+        }
+    }
+    return tie ? std::nullopt : best;
 }
 
 }  // namespace detail
 
-/// The peak of step sums: the steps no other provably dominates, their Max; the kept steps'
-/// indices in `kept`. The sums are first compared at a few sizes: where a <= b fails at one of
-/// them, or a has a symbol b lacks, no proof is tried. A step is proven below at most `max_tries`
-/// of the kept steps above it at those sizes, the nearest first; a difference of more than
-/// `max_terms` terms is not tried, and the proofs together go through at most `budget` terms:
-/// past them a step is kept unproven (the Max longer, its value the same), so that a graph of
-/// thousands of steps with as many data-dependent sizes is planned in seconds.
-inline MaxOf peak_of(const std::vector<SymInt>& sums, std::vector<std::size_t>* kept = nullptr, std::size_t max_tries = 4,
-                     std::size_t max_terms = 64, std::size_t budget = 50000) {
-    std::vector<const SymInt*> all;
-    for (const auto& s : sums) all.push_back(&s);
-    const ShapeEnv env = detail::sizes_env(all);
-    // each symbol at 1, at 2, and at small and large sizes that differ between symbols, in two orders
+/// The peak of step sums over `domain`: the Max of the steps that can each be the largest
+/// there. Each kept step has a witness (sizes of the domain where it alone is the largest) or is
+/// listed unresolved; a step without a witness is dropped only when proven below another under
+/// the domain's facts (`64*b*h*w + 32*b*h <= 128*b*h*w` for sizes at least 1, `x//10 <= x//5`,
+/// `(h + 3)//4 <= (h + 1)//2`), never from samples. Witnesses are looked for at sizes of the
+/// domain: every symbol at its smallest size and above, along each input dim, two by two, at
+/// pseudo-random mixes, on a grid of the input dims as fine as `evaluations` (of a part at a
+/// size) allow, and each other symbol (a data-dependent size) alone large; a step not witnessed
+/// there is searched for from where it comes closest to the largest. A proof is
+/// tried against at most `max_tries` steps above at every size tried (the nearest first), on
+/// differences of at most `max_terms` terms, `budget` terms in all: past them a step stays
+/// unresolved (the Max longer, its value the same). `parts`: the sums as parts (faster).
+inline MaxOf peak_of(const std::vector<SymInt>& sums, const MemoryDomain& domain, PeakSteps* out = nullptr,
+                     const StepParts* parts = nullptr, std::size_t max_tries = 4, std::size_t max_terms = 64,
+                     std::size_t budget = 50000, std::size_t evaluations = 400000) {
+    using yobx::detail::sym::NameLess;
+    const std::size_t n = sums.size();
     std::vector<std::string> names;
-    for (const SymInt* e : all)
-        for (auto& n : e->free_symbols()) names.push_back(std::move(n));
-    std::sort(names.begin(), names.end());
+    for (const auto& e : sums)
+        for (auto& s : e.free_symbols()) names.push_back(std::move(s));
+    std::sort(names.begin(), names.end(), NameLess{});
     names.erase(std::unique(names.begin(), names.end()), names.end());
-    std::vector<SymbolValues> samples(6);
-    for (std::size_t i = 0; i < names.size(); ++i) {
-        const std::size_t j = names.size() - 1 - i;
-        samples[0][names[i]] = 1;
-        samples[1][names[i]] = 2;
-        samples[2][names[i]] = 3 + static_cast<std::int64_t>((i * 7) % 29);
-        samples[3][names[i]] = 1000 + static_cast<std::int64_t>((i * 37) % 997);
-        samples[4][names[i]] = 3 + static_cast<std::int64_t>((j * 11) % 31);
-        samples[5][names[i]] = 1000 + static_cast<std::int64_t>((j * 53) % 991);
-    }
-    std::vector<std::vector<std::optional<std::int64_t>>> at(sums.size());
-    for (std::size_t i = 0; i < sums.size(); ++i)
-        for (const auto& sample : samples) {
-            std::optional<std::int64_t> v;
-            try {
-                v = sums[i].evaluate_with(sample);
-            } catch (const yobx::error&) {  // a division by a size that is 0 there, an overflow
-            }
-            at[i].push_back(v);
+    const ShapeEnv env = domain.env(names);
+    const auto open = domain.open_in(env);
+    const detail::StepValues values(sums, parts);
+
+    // the steps in the race: one of each set of identical sums
+    std::vector<std::size_t> race;
+    std::unordered_map<std::size_t, std::vector<std::size_t>> by_hash;
+    for (std::size_t i = 0; i < n; ++i) {
+        auto& same = by_hash[sums[i].hash()];
+        if (std::none_of(same.begin(), same.end(), [&](std::size_t k) { return sums[k].identical(sums[i]); })) {
+            same.push_back(i);
+            race.push_back(i);
         }
-    // a sum with a symbol the other lacks (a data-dependent size of its own) is not proven below it:
-    // as that size grows, it does too; the proof is not tried
-    std::vector<std::vector<std::string>> symbols(sums.size());
-    for (std::size_t i = 0; i < sums.size(); ++i) symbols[i] = sums[i].free_symbols();
-    const auto below_at_samples = [&](std::size_t a, std::size_t b) {
-        for (std::size_t k = 0; k < samples.size(); ++k)
-            if (at[a][k] && at[b][k] && *at[a][k] > *at[b][k]) return false;
-        return std::includes(symbols[b].begin(), symbols[b].end(), symbols[a].begin(), symbols[a].end(), yobx::detail::sym::NameLess{});
+    }
+
+    // sizes of the domain to look for witnesses at
+    std::map<std::string, std::int64_t, std::less<>> lower;
+    std::vector<std::string> axes, alone;  // input dims (all symbols when none is one), other symbols
+    for (const auto& s : names) {
+        lower[s] = env.range(s).lower;
+        (domain.input_dims.count(s) ? axes : alone).push_back(s);
+    }
+    if (axes.empty() && alone.size() <= 8) axes.swap(alone);
+    const auto at = [&](const std::string& s, std::int64_t offset) {
+        std::int64_t v = 0;
+        return __builtin_add_overflow(lower[s], offset, &v) || v > (std::int64_t{1} << 40) ? lower[s] : v;
+    };
+    static constexpr std::int64_t offsets[] = {0, 1, 2, 3, 4, 5, 6, 7, 9, 11, 13, 15, 17, 20, 24, 31, 32, 47, 63, 64, 100, 127, 128, 200, 255,
+                                               256, 500, 511, 1000, 1023, 2047, 4095, 10000};
+    static constexpr std::int64_t coarse[] = {0, 1, 3, 7, 15, 31, 100, 1000};
+    SymbolValues base;
+    for (const auto& s : names) base[s] = lower[s];
+    std::vector<SymbolValues> points;
+    const auto with = [&](SymbolValues p, const std::string& s, std::int64_t offset) {
+        p[s] = at(s, offset);
+        return p;
+    };
+    for (const std::int64_t o : offsets) {  // every symbol alike
+        SymbolValues p;
+        for (const auto& s : names) p[s] = at(s, o);
+        points.push_back(std::move(p));
+    }
+    const bool large = values.size() > 2000;  // a large graph: fewer sizes along each dim (each costs a pass over it)
+    for (const auto& s : axes)  // along one input dim, the others small, in between and large
+        for (const std::int64_t others : {std::int64_t{0}, std::int64_t{31}, std::int64_t{1000}}) {
+            SymbolValues rest;
+            for (const auto& t : names) rest[t] = at(t, others);
+            if (large)
+                for (const std::int64_t o : coarse) points.push_back(with(rest, s, o));
+            else
+                for (const std::int64_t o : offsets) points.push_back(with(rest, s, o));
+        }
+    // a grid over the input dims, as fine as `evaluations` allows (the offsets by priority)
+    static constexpr std::int64_t grid[] = {0, 1, 1000, 16, 2, 3, 7, 8, 15, 17, 31, 32, 4, 5, 63, 64, 100, 9, 127, 128, 255, 256};
+    const std::size_t budget_points = std::max<std::size_t>(64, evaluations / std::max<std::size_t>(1, values.size()));
+    std::size_t side = 0;
+    for (std::size_t m = 2; m <= std::size(grid) && !axes.empty(); ++m) {
+        double count = 1;
+        for (std::size_t a = 0; a < axes.size(); ++a) count *= static_cast<double>(m);
+        if (count > static_cast<double>(budget_points)) break;
+        side = m;
+    }
+    if (side >= 2) {
+        std::vector<std::size_t> digit(axes.size(), 0);
+        for (;;) {
+            SymbolValues p = base;
+            for (std::size_t a = 0; a < axes.size(); ++a) p[axes[a]] = at(axes[a], grid[digit[a]]);
+            points.push_back(std::move(p));
+            std::size_t a = 0;
+            while (a < axes.size() && ++digit[a] == side) digit[a++] = 0;
+            if (a == axes.size()) break;
+        }
+    } else if (axes.size() <= 4) {  // two by two
+        for (std::size_t a = 0; a < axes.size(); ++a)
+            for (std::size_t b = a + 1; b < axes.size(); ++b)
+                for (const std::int64_t oa : coarse)
+                    for (const std::int64_t ob : coarse) points.push_back(with(with(base, axes[a], oa), axes[b], ob));
+    }
+    std::uint64_t seed = 0x9e3779b97f4a7c15ULL;
+    for (int k = 0; k < 64; ++k) {  // mixes
+        SymbolValues p;
+        for (const auto& s : names) {
+            seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+            p[s] = at(s, offsets[(seed >> 33) % std::size(offsets)]);
+        }
+        points.push_back(std::move(p));
+    }
+    std::vector<std::optional<SymbolValues>> witness(n);
+    std::vector<std::vector<std::optional<std::int64_t>>> seen;  // the sums at each point of the domain
+    std::vector<const SymbolValues*> seen_at;
+    for (const auto& p : points) {
+        if (!domain.outside(p, open).empty()) continue;
+        seen.push_back(values.at(p));
+        seen_at.push_back(&p);
+        if (const auto w = detail::sole_largest(seen.back(), race); w && !witness[*w]) witness[*w] = p;
+    }
+    // each other symbol alone large, from the smallest sizes (only the parts holding it evaluated)
+    if (!alone.empty() && domain.outside(base, open).empty()) {
+        const auto at_base = values.at(base);
+        for (const auto& s : alone)
+            for (const std::int64_t o : {std::int64_t{1000}, std::int64_t{1}}) {
+                const SymbolValues p = with(base, s, o);
+                if (!domain.outside(p, open).empty()) continue;
+                const auto v = values.changed(at_base, base, p, s);
+                if (const auto w = detail::sole_largest(v, race); w && !witness[*w]) witness[*w] = p;
+            }
+    }
+
+    // a step not witnessed yet: a local search from the size where it comes closest to the
+    // largest, along each input dim (+-1, +-8, twice, half) while it comes closer
+    const auto margin = [&](const std::vector<std::optional<std::int64_t>>& v, std::size_t i) -> std::optional<std::int64_t> {
+        std::optional<std::int64_t> other;
+        for (std::size_t k : race) {
+            if (!v[k]) return std::nullopt;
+            if (k != i && (!other || *v[k] > *other)) other = v[k];
+        }
+        if (!v[i]) return std::nullopt;
+        std::int64_t m = 0;
+        if (!other) return std::int64_t{1};
+        if (__builtin_sub_overflow(*v[i], *other, &m)) return std::nullopt;
+        return m;
+    };
+    // per size seen, the largest and the second largest of the race (nullopt: some sum not defined there)
+    struct Top {
+        std::size_t first = 0;
+        std::int64_t largest = 0, second = 0;
+    };
+    std::vector<std::optional<Top>> tops;
+    for (const auto& v : seen) {
+        std::optional<Top> t = Top{race.empty() ? 0 : race[0], std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::min()};
+        for (std::size_t k : race) {
+            if (!v[k]) {
+                t.reset();
+                break;
+            }
+            if (*v[k] > t->largest) {
+                t->second = t->largest;
+                t->largest = *v[k];
+                t->first = k;
+            } else if (*v[k] > t->second) {
+                t->second = *v[k];
+            }
+        }
+        tops.push_back(t);
+    }
+    std::size_t searches = std::max<std::size_t>(64, evaluations / std::max<std::size_t>(1, values.size()));
+    for (std::size_t i : race) {
+        if (witness[i] || seen.empty() || axes.empty() || searches == 0) continue;
+        std::optional<std::int64_t> m;
+        std::size_t from = 0;
+        for (std::size_t p = 0; p < seen.size(); ++p) {
+            if (!tops[p]) continue;
+            std::int64_t mp = 0;
+            if (__builtin_sub_overflow(*seen[p][i], tops[p]->first == i ? tops[p]->second : tops[p]->largest, &mp)) continue;
+            if (!m || mp > *m) {
+                m = mp;
+                from = p;
+            }
+        }
+        if (!m) continue;
+        SymbolValues p = *seen_at[from];
+        for (int step = 0; step < 48 && searches > 0 && !witness[i]; ++step) {
+            std::optional<SymbolValues> next;
+            std::optional<std::int64_t> next_m;
+            for (const auto& s : axes)
+                for (int move = 0; move < 6 && searches > 0; ++move) {
+                    const std::int64_t x = p[s];
+                    std::int64_t y = move == 0 ? x + 1 : move == 1 ? x - 1 : move == 2 ? x + 8 : move == 3 ? x - 8 : move == 4 ? 2 * x : x / 2;
+                    if (y < lower[s] || y > (std::int64_t{1} << 40) || y == x) continue;
+                    SymbolValues q = p;
+                    q[s] = y;
+                    if (!domain.outside(q, open).empty()) continue;
+                    --searches;
+                    const auto v = values.at(q);
+                    if (const auto w = detail::sole_largest(v, race); w && !witness[*w]) witness[*w] = q;
+                    if (const auto mq = margin(v, i); mq && *mq > (next_m ? *next_m : *m)) {
+                        next_m = mq;
+                        next = std::move(q);
+                    }
+                }
+            if (!next) break;
+            p = std::move(*next);
+            m = next_m;
+        }
+    }
+
+    // the others: dropped where proven below a step in the race, else unresolved
+    std::vector<std::vector<std::string>> symbols(n);
+    for (std::size_t i : race) symbols[i] = sums[i].free_symbols();
+    const auto below_where_seen = [&](std::size_t a, std::size_t b) {
+        for (const auto& v : seen)
+            if (v[a] && v[b] && *v[a] > *v[b]) return false;
+        return std::includes(symbols[b].begin(), symbols[b].end(), symbols[a].begin(), symbols[a].end(), NameLess{});
     };
     const auto proven = [&](std::size_t a, std::size_t b) {
-        if (sums[a].identical(sums[b])) return true;
         if (budget == 0) return false;
         const SymInt d = sums[b] - sums[a];
         const std::size_t terms = d.with_poly([](const yobx::detail::sym::Poly& p) { return p.terms.size(); });
         if (terms > max_terms) return false;
         budget -= std::min(budget, terms + 1);
-        return detail::proven_nonnegative(d);
+        return detail::proven_nonnegative(d, env);
     };
-    std::vector<std::size_t> keep, above;
-    for (std::size_t i = 0; i < sums.size(); ++i) {
-        // the kept steps above this one at every sample, the nearest first (sharing the most live values,
-        // their difference is the shortest to prove)
+    std::vector<char> dropped(n, 0);
+    std::vector<std::size_t> above;
+    for (std::size_t i : race) {
+        if (witness[i]) continue;
+        // the candidates: the steps near it (sharing most live values) and those witnessed
         above.clear();
-        for (std::size_t k : keep)
-            if (below_at_samples(i, k)) above.push_back(k);
-        std::sort(above.begin(), above.end(), std::greater<>());
-        bool dominated = false;
-        for (std::size_t n = 0; n < above.size() && n < max_tries && !dominated; ++n) dominated = proven(i, above[n]);
-        if (dominated) continue;
-        std::erase_if(keep, [&](std::size_t k) { return below_at_samples(k, i) && proven(k, i); });
-        keep.push_back(i);
+        for (std::size_t k : race)
+            if (k != i && !dropped[k] && ((k > i ? k - i : i - k) <= 32 || witness[k]) && below_where_seen(i, k)) above.push_back(k);
+        std::sort(above.begin(), above.end(), [&](std::size_t a, std::size_t b) {
+            const auto da = a > i ? a - i : i - a, db = b > i ? b - i : i - b;
+            return da != db ? da < db : a < b;
+        });
+        for (std::size_t t = 0; t < above.size() && t < max_tries && !dropped[i]; ++t) dropped[i] = proven(i, above[t]);
     }
-    std::sort(keep.begin(), keep.end());
-    // each argument simplified, then one Max
+    std::vector<std::size_t> keep;
+    for (std::size_t i : race)
+        if (!dropped[i]) keep.push_back(i);
+    // a step that ties only with steps now dropped is alone the largest where they tied
+    const auto witness_ties = [&] {
+        for (std::size_t p = 0; p < seen.size(); ++p)
+            if (const auto w = detail::sole_largest(seen[p], keep); w && !witness[*w]) witness[*w] = *seen_at[p];
+    };
+    witness_ties();
+    // a step still without a witness, below the Max of two witnessed ones: proven below a mean of
+    // theirs (w*B + (4 - w)*C >= 4*A for w = 2, 1 or 3, which is at most 4*Max(B, C))
+    std::vector<std::size_t> witnessed;
+    for (std::size_t i : keep)
+        if (witness[i]) witnessed.push_back(i);
+    bool pruned = false;
+    for (std::size_t i : keep) {
+        if (witness[i] || dropped[i] || witnessed.size() > 64) continue;  // pairs of at most 64
+        std::size_t tries = 0;
+        for (std::size_t x = 0; x < witnessed.size() && !dropped[i] && tries < 4 * max_tries; ++x)
+            for (std::size_t y = x + 1; y < witnessed.size() && !dropped[i] && tries < 4 * max_tries; ++y) {
+                const std::size_t b = witnessed[x], c = witnessed[y];
+                std::vector<std::string> both;
+                std::set_union(symbols[b].begin(), symbols[b].end(), symbols[c].begin(), symbols[c].end(), std::back_inserter(both), NameLess{});
+                if (!std::includes(both.begin(), both.end(), symbols[i].begin(), symbols[i].end(), NameLess{})) continue;
+                for (const std::int64_t w : {std::int64_t{2}, std::int64_t{1}, std::int64_t{3}}) {
+                    bool below = true;  // at every size seen
+                    for (const auto& v : seen) {
+                        if (!v[i] || !v[b] || !v[c]) continue;
+                        std::int64_t l = 0, r1 = 0, r2 = 0, r = 0;
+                        if (__builtin_mul_overflow(*v[i], 4, &l) || __builtin_mul_overflow(*v[b], w, &r1) ||
+                            __builtin_mul_overflow(*v[c], 4 - w, &r2) || __builtin_add_overflow(r1, r2, &r) || l > r) {
+                            below = false;
+                            break;
+                        }
+                    }
+                    if (!below || budget == 0) continue;
+                    ++tries;
+                    const SymInt d = sums[b] * SymInt(w) + sums[c] * SymInt(4 - w) - sums[i] * SymInt(4);
+                    const std::size_t terms = d.with_poly([](const yobx::detail::sym::Poly& p) { return p.terms.size(); });
+                    if (terms > max_terms) continue;
+                    budget -= std::min(budget, terms + 1);
+                    if (detail::proven_nonnegative(d, env)) {
+                        dropped[i] = 1;
+                        pruned = true;
+                        break;
+                    }
+                }
+            }
+    }
+    if (pruned) {
+        std::erase_if(keep, [&](std::size_t i) { return dropped[i] != 0; });
+        witness_ties();
+    }
+
+    PeakSteps facts;
+    facts.kept = keep;
+    facts.smallest = lower;
+    for (std::size_t i : keep) {
+        facts.witness.push_back(witness[i]);
+        facts.unresolved += !witness[i];
+    }
+    // the peak once every size is large: the sole largest as every symbol grows alike, and from
+    // which size on it is proven so
+    if (keep.size() > 1) {
+        const auto diagonal_at = [&](std::int64_t t) {  // every size t, or its smallest when that is larger
+            SymbolValues p;
+            for (const auto& s : names) p[s] = std::max(lower[s], t);
+            return p;
+        };
+        std::vector<std::pair<std::int64_t, std::optional<std::size_t>>> diagonal;
+        for (std::int64_t t = 16; t <= (std::int64_t{1} << 24); t *= 4) {
+            const SymbolValues p = diagonal_at(t);
+            if (!domain.outside(p, open).empty()) continue;
+            const auto v = values.at(p);
+            if (std::any_of(keep.begin(), keep.end(), [&](std::size_t k) { return !v[k]; })) break;  // past int64
+            diagonal.emplace_back(t, detail::sole_largest(v, keep));
+        }
+        if (!diagonal.empty() && diagonal.back().second) {
+            const std::size_t a = *diagonal.back().second;
+            std::size_t first = diagonal.size() - 1;
+            while (first > 0 && diagonal[first - 1].second == a) --first;
+            // the smallest size on the diagonal from which it is alone the largest (by bisection
+            // below the first power tried), then the powers tried: the first one proven is said
+            const auto sole_at = [&](std::int64_t t) {
+                const SymbolValues p = diagonal_at(t);
+                return domain.outside(p, open).empty() && detail::sole_largest(values.at(p), keep) == a;
+            };
+            std::int64_t lo = first > 0 ? diagonal[first - 1].first : 0, hi = diagonal[first].first;
+            while (hi - lo > 1) {
+                const std::int64_t m = lo + (hi - lo) / 2;
+                (sole_at(m) ? hi : lo) = m;
+            }
+            std::vector<std::int64_t> froms{hi};
+            for (std::int64_t t = diagonal[first].first; t <= diagonal.back().first; t *= 4) froms.push_back(t);
+            for (const std::int64_t from : froms) {
+                if (facts.large_from) break;
+                MemoryDomain large = domain;
+                for (const auto& s : names) large.minimum[s] = std::max(lower[s], from);
+                try {
+                    const ShapeEnv e = large.env(names);
+                    bool all = true;
+                    for (std::size_t k : keep)
+                        if (k != a && !(all = detail::proven_nonnegative(sums[a] - sums[k], e))) break;
+                    if (all) {
+                        facts.large = static_cast<std::size_t>(std::find(keep.begin(), keep.end(), a) - keep.begin());
+                        facts.large_from = from;
+                    }
+                } catch (const yobx::error&) {
+                }
+            }
+        }
+    }
+    // each argument simplified under the domain, then one Max
     std::vector<SymInt> args;
     for (std::size_t k : keep) args.push_back(env.simplify(sums[k]));
-    if (kept) *kept = keep;
+    if (out) *out = std::move(facts);
     return MaxOf(std::move(args));
 }
 
+/// The peak over sizes (every symbol at least 0), the kept steps' indices in `kept`.
+inline MaxOf peak_of(const std::vector<SymInt>& sums, std::vector<std::size_t>* kept = nullptr) {
+    PeakSteps facts;
+    MaxOf m = peak_of(sums, MemoryDomain{}, &facts);
+    if (kept) *kept = facts.kept;
+    return m;
+}
 
 }  // namespace yobx::onnx

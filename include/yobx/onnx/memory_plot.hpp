@@ -54,6 +54,9 @@ inline PlotData plot_data(const MemoryReport& r, const std::string& dim, std::in
     }
     SymbolValues sizes = at;
     sizes.insert_or_assign(dim, lo);
+    if (const std::string why = r.domain.outside(sizes); !why.empty())
+        throw value_error("memory plot: the range " + std::to_string(lo) + ":" + std::to_string(hi) + " of '" + dim +
+                          "' starts outside the domain the peak is exact over: " + why);
     (void)r.evaluate(sizes, 0);  // a missing or misspelt size, said as evaluate says it
     const auto bytes = [&](const auto& e, std::int64_t x) {
         sizes.insert_or_assign(dim, x);

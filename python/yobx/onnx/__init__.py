@@ -308,7 +308,7 @@ def _sizes(sizes, what):
     return {_name(name, "size"): value for name, value in sizes.items()}
 
 
-def memory(model, at=None, *, plot=None, infer=True, hints=None, op_profiles=None, onnx_fallback=True):
+def memory(model, at=None, *, minimum=None, plot=None, infer=True, hints=None, op_profiles=None, onnx_fallback=True):
     """What the model needs in memory, from its shapes alone, as a dict (the report's
     ``memory`` section of ``yobx-onnx-shapes --memory``).
 
@@ -318,7 +318,12 @@ def memory(model, at=None, *, plot=None, infer=True, hints=None, op_profiles=Non
     - ``weights``: the initializers' and constants' bytes (``total``, ``by_dtype``,
       ``external``), counted from their dims, never read;
     - ``peak``: the peak activation memory over the node order (``order``), one
-      expression, the Max of the steps in ``peak_steps``;
+      expression, the Max of the steps in ``peak_steps``, exact over the sizes the
+      model runs at (every value's dims at least 0, the walk's requirements, each
+      input dim at least 1 or its ``minimum``): each step with a ``witness``, sizes
+      where it alone is the largest (``None``: unresolved, counted in
+      ``unresolved``); ``large``: the step proven the peak once every size is at
+      least ``from``; ``smallest``: each symbol's smallest size there;
     - ``growth``: per dim, the outputs whose bytes grow with it and ``per_unit``,
       the bytes one more unit adds (a KV cache's bytes per token); where that still
       depends on the dim (frames cut every 320 samples), ``step`` and ``period``:
@@ -327,11 +332,14 @@ def memory(model, at=None, *, plot=None, infer=True, hints=None, op_profiles=Non
       it is, the largest values live there) and each value's ``bytes_at``.
 
     ``plot=("seq", 1, 4096)`` adds ``svg``: the peak activations, weights and total
-    as functions of that dim, the other dims at ``at``. ``infer=False`` reads the
+    as functions of that dim, the other dims at ``at``. ``minimum={"height": 224}``
+    narrows the sizes the peak is exact over (a size of ``at`` or the plot's low
+    size below 1 widens it to 0). ``infer=False`` reads the
     dims already written (a model ``infer_shapes`` returned). A size that names no
     dim, or a dim of the peak without a size, is a ``ValueError``.
     """
     at = {} if at is None else _sizes(at, "at")
+    minimum = {} if minimum is None else _sizes(minimum, "minimum")
     name, lo, hi = "", 0, 0
     if plot is not None:
         if not (isinstance(plot, (tuple, list)) and len(plot) == 3 and isinstance(plot[0], (str, bytes)) and
@@ -341,7 +349,7 @@ def memory(model, at=None, *, plot=None, infer=True, hints=None, op_profiles=Non
         name = _name(name, "plot")
         lo, hi = _int64(lo, "plot"), _int64(hi, "plot")
     data = _light(model)[0] if isinstance(model, onnx.ModelProto) else _bytes_of(model, "memory")[0]
-    report, svg = _yobx.memory(data, at, infer=bool(infer), plot=name, lo=lo, hi=hi, hints=_hints(hints),
+    report, svg = _yobx.memory(data, at, minimum, infer=bool(infer), plot=name, lo=lo, hi=hi, hints=_hints(hints),
                                op_profiles=_profiles(op_profiles), onnx_fallback=bool(onnx_fallback))
     out = json.loads(report)
     if plot is not None:

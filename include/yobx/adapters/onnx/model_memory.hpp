@@ -17,6 +17,7 @@
 #include <yobx/adapters/onnx/detail/walker.hpp>
 #include <yobx/onnx/memory.hpp>
 #include <yobx/onnx/report.hpp>
+#include <yobx/sym/parse.hpp>
 
 #include <cstdint>
 #include <map>
@@ -38,6 +39,26 @@ public:
     explicit MemoryReader(const std::map<std::string, std::string, std::less<>>& names) : names_(names) {}
 
     Weights weights;
+
+    /// Every dim the graphs read so far write, as expressions (the constant ones left out).
+    std::vector<SymInt> symbolic_dims() const {
+        std::vector<SymInt> out;
+        for (const auto& [written, e] : dims_)
+            if (e && !e->maybe_constant()) out.push_back(*e);
+        return out;
+    }
+
+    /// The symbols of the dims of `g`'s inputs.
+    std::set<std::string, std::less<>> input_symbols(const ::onnx::GraphProto& g) {
+        std::set<std::string, std::less<>> out;
+        for (const auto& v : g.input()) {
+            if (!v.type().has_tensor_type() || !v.type().tensor_type().has_shape()) continue;
+            for (const auto& d : v.type().tensor_type().shape().dim())
+                if (const auto e = dim(d))
+                    for (auto& s : e->free_symbols()) out.insert(std::move(s));
+        }
+        return out;
+    }
 
     MemoryGraph graph(const ::onnx::GraphProto& g) {
         MemoryGraph out;
@@ -281,11 +302,38 @@ private:
 
 /// The memory of a shaped model (what infer_shapes wrote): every value's bytes, the weights,
 /// the peak activations over the node order and the outputs' growth. `report`: the walk's
-/// report, whose name_mapping reads an input dim_param that is not a symbol name.
-inline MemoryReport memory_of(const ::onnx::ModelProto& model, const ShapeReport& report = {}) {
+/// report, whose name_mapping reads an input dim_param that is not a symbol name and whose facts
+/// are requirements of the domain the peak is exact over. `minimum`: the smallest size of input
+/// dims (by the model's name or the symbol; 1 for those not named); `sizes`: sizes the caller
+/// will ask at, in the domain too (a size of 0 lowers a minimum of 1 not given; one below a
+/// minimum given is a value_error).
+inline MemoryReport memory_of(const ::onnx::ModelProto& model, const ShapeReport& report = {}, const SymbolValues& minimum = {},
+                              const SymbolValues& sizes = {}) {
     const std::map<std::string, std::string, std::less<>> names(report.name_mapping.begin(), report.name_mapping.end());
     detail::MemoryReader reader(names);
     MemoryGraph g = reader.graph(model.graph());
+    MemoryDomain& d = g.domain;
+    d.input_dims = reader.input_symbols(model.graph());
+    d.dims = reader.symbolic_dims();
+    for (const auto& f : report.facts) d.requirements.emplace_back(parse_sym_bool(f.condition), f.node);
+    std::set<std::string, std::less<>> known = d.input_dims;
+    for (const auto& e : d.dims)
+        for (auto& s : e.free_symbols()) known.insert(std::move(s));
+    for (const auto& [name, v] : report.by_symbol(minimum)) {
+        if (!known.count(name)) {
+            std::string all;
+            for (const auto& s : known) all += (all.empty() ? "" : ", ") + s;
+            throw value_error("memory: minimum '" + name + "' names no dim of the model (its symbols: " + (all.empty() ? "none" : all) + ")");
+        }
+        if (v < 0) throw value_error("memory: minimum " + name + "=" + std::to_string(v) + " is not a size (an integer >= 0)");
+        d.minimum[name] = v;
+    }
+    for (const auto& [name, v] : report.by_symbol(sizes)) {
+        if (!known.count(name)) continue;  // evaluate() names it
+        if (const auto it = d.minimum.find(name); it != d.minimum.end() && v < it->second)
+            throw value_error("memory: size " + name + "=" + std::to_string(v) + " is below its minimum " + std::to_string(it->second));
+        if (v >= 0 && v < d.minimum_of(name)) d.minimum[name] = v;
+    }
     return plan_memory(g, reader.weights);
 }
 
