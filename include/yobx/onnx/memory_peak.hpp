@@ -206,7 +206,7 @@ inline std::optional<std::size_t> sole_largest(const std::vector<std::optional<s
 /// unresolved (the Max longer, its value the same). `parts`: the sums as parts (faster).
 inline MaxOf peak_of(const std::vector<SymInt>& sums, const MemoryDomain& domain, PeakSteps* out = nullptr,
                      const StepParts* parts = nullptr, std::size_t max_tries = 4, std::size_t max_terms = 64,
-                     std::size_t budget = 50000, std::size_t evaluations = 400000) {
+                     std::size_t budget = 20000, std::size_t evaluations = 400000) {
     using yobx::detail::sym::NameLess;
     const std::size_t n = sums.size();
     std::vector<std::string> names;
@@ -251,12 +251,13 @@ inline MaxOf peak_of(const std::vector<SymInt>& sums, const MemoryDomain& domain
         p[s] = at(s, offset);
         return p;
     };
+    const bool large = values.size() > 2000;  // a large graph: fewer sizes (each costs a pass over it)
     for (const std::int64_t o : offsets) {  // every symbol alike
+        if (large && std::find(std::begin(coarse), std::end(coarse), o) == std::end(coarse)) continue;
         SymbolValues p;
         for (const auto& s : names) p[s] = at(s, o);
         points.push_back(std::move(p));
     }
-    const bool large = values.size() > 2000;  // a large graph: fewer sizes along each dim (each costs a pass over it)
     for (const auto& s : axes)  // along one input dim, the others small, in between and large
         for (const std::int64_t others : {std::int64_t{0}, std::int64_t{31}, std::int64_t{1000}}) {
             SymbolValues rest;
@@ -293,7 +294,7 @@ inline MaxOf peak_of(const std::vector<SymInt>& sums, const MemoryDomain& domain
                     for (const std::int64_t ob : coarse) points.push_back(with(with(base, axes[a], oa), axes[b], ob));
     }
     std::uint64_t seed = 0x9e3779b97f4a7c15ULL;
-    for (int k = 0; k < 64; ++k) {  // mixes
+    for (int k = 0; k < (large ? 16 : 64); ++k) {  // mixes
         SymbolValues p;
         for (const auto& s : names) {
             seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
