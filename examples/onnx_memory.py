@@ -48,6 +48,10 @@ print("scores:", bytes_of["scores"])
 print("present_key:", bytes_of["present_key"])
 print("weights:", memory["weights"]["total"], "bytes", memory["weights"]["by_dtype"])
 print("peak activations:", memory["peak"])
+for kept in memory["peak_steps"]:  # each the largest alone somewhere: its witness
+    print(f"  step {kept['step']} ({kept['op']}) alone the largest at {kept['witness']}")
+large = memory["large"]
+print(f"the peak once every size is at least {large['from']}: step {large['step']}; {memory['unresolved']} steps unresolved")
 at = memory["at"]
 print(f"at batch 8, one new token after 4095: peak {at['peak']} bytes at step {at['step']} ({at['op']} '{at['node']}'), "
       f"with {', '.join(v['name'] for v in at['largest'][:3])}")
