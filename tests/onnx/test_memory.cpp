@@ -387,6 +387,10 @@ TEST_CASE("the tight peak: each kept step alone the largest at its witness, the 
     // below the Max of two, proven below their mean: 5 <= (x + (10 - x))/2, dropped
     (void)yobx::onnx::peak_of({x, 10 - x, yobx::SymInt(5)}, sizes, &found);
     CHECK(found.kept == std::vector<std::size_t>{0, 1});
+    // below the Max of two by regions only: 2x + 6 <= 10 for x <= 2, <= 4x from 3 on (every mean
+    // fails somewhere): x split at 4, the sizes below enumerated
+    (void)yobx::onnx::peak_of({x * 4, yobx::SymInt(10), x * 2 + 6}, sizes, &found);
+    CHECK(found.kept == std::vector<std::size_t>{0, 1});
     // a step never alone the largest, below the Max of three but of no pair: 3 beside 3x, 3y and
     // 9 - 3x - 3y (their Max is at least 3, their mean), kept and counted unresolved
     const yobx::SymInt y = yobx::SymInt::symbol("y");

@@ -173,6 +173,45 @@ private:
     }
 };
 
+/// a <= Max(xs) wherever `env`'s facts hold: below one of them, or, `depth` times at most, with
+/// an input dim s of `axes` split at its smallest size lo + t (t = 2, 4, 8): s >= lo + t by a
+/// narrower env, each s below it substituted. `work`: the proofs left (each try takes one).
+inline bool below_max_by_regions(const SymInt& a, const std::vector<const SymInt*>& xs, const ShapeEnv& env,
+                                 const std::vector<std::string>& axes, int depth, std::size_t& work) {
+    for (const SymInt* x : xs) {
+        if (work == 0) return false;
+        --work;
+        if (detail::proven_nonnegative(*x - a, env)) return true;
+    }
+    if (depth == 0) return false;
+    const auto held = a.free_symbols();
+    for (const auto& s : axes) {
+        if (!std::binary_search(held.begin(), held.end(), s, yobx::detail::sym::NameLess{}) || !env.has_symbol(s)) continue;
+        const std::int64_t lo = env.range(s).lower;
+        for (const std::int64_t t : {std::int64_t{2}, std::int64_t{4}, std::int64_t{8}}) {
+            if (work == 0) return false;
+            ShapeEnv up = env;
+            try {
+                up.check(SymInt::symbol(s) >= SymInt(lo + t));
+            } catch (const yobx::error&) {
+                continue;
+            }
+            if (!below_max_by_regions(a, xs, up, axes, depth - 1, work)) continue;
+            bool all = true;
+            for (std::int64_t v = lo; v < lo + t && all; ++v) {
+                const std::map<std::string, SymInt, std::less<>> at{{s, SymInt(v)}};
+                std::vector<SymInt> fixed;
+                for (const SymInt* x : xs) fixed.push_back(x->subs(at));
+                std::vector<const SymInt*> ptrs;
+                for (const auto& f : fixed) ptrs.push_back(&f);
+                all = below_max_by_regions(a.subs(at), ptrs, env, axes, depth - 1, work);
+            }
+            if (all) return true;
+        }
+    }
+    return false;
+}
+
 /// The index of the one largest of `values` among `among`, if one is strictly the largest and
 /// every value is defined.
 inline std::optional<std::size_t> sole_largest(const std::vector<std::optional<std::int64_t>>& values, const std::vector<std::size_t>& among) {
@@ -479,6 +518,23 @@ inline MaxOf peak_of(const std::vector<SymInt>& sums, const MemoryDomain& domain
                     }
                 }
             }
+    }
+    // still without a witness: below the witnessed steps' Max region by region, an input dim
+    // split at its smallest size + t (t = 2, 4, 8), each size below enumerated, twice at most
+    // (a graph with more than 64 such steps, or 16 witnessed, is left as it is: the proofs multiply)
+    std::size_t work = 1500;  // proofs in all
+    std::vector<const SymInt*> above_all;
+    for (std::size_t k : witnessed) above_all.push_back(&sums[k]);
+    const auto open_steps = std::count_if(keep.begin(), keep.end(), [&](std::size_t i) { return !witness[i] && !dropped[i]; });
+    for (std::size_t i : keep) {
+        if (witness[i] || dropped[i] || witnessed.size() > 16 || open_steps > 64 || work == 0) continue;
+        std::size_t mine = std::min<std::size_t>(work, 600);
+        const std::size_t before = mine;
+        if (detail::below_max_by_regions(sums[i], above_all, env, axes, 2, mine)) {
+            dropped[i] = 1;
+            pruned = true;
+        }
+        work -= before - mine;
     }
     if (pruned) {
         std::erase_if(keep, [&](std::size_t i) { return dropped[i] != 0; });
