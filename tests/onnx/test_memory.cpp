@@ -391,6 +391,15 @@ TEST_CASE("the tight peak: each kept step alone the largest at its witness, the 
     // fails somewhere): x split at 4, the sizes below enumerated
     (void)yobx::onnx::peak_of({x * 4, yobx::SymInt(10), x * 2 + 6}, sizes, &found);
     CHECK(found.kept == std::vector<std::size_t>{0, 1});
+    // an equality of the domain: the sizes tried keep it (b from a), each step witnessed there
+    const yobx::SymInt a = yobx::SymInt::symbol("a");
+    yobx::onnx::MemoryDomain equal;
+    equal.input_dims = {"a", "b"};
+    equal.requirements.emplace_back(a == b, "add");
+    (void)yobx::onnx::peak_of({a * 8, b * b}, equal, &found);
+    CHECK(found.kept == std::vector<std::size_t>{0, 1});
+    CHECK(found.unresolved == 0);
+    for (const auto& w : found.witness) CHECK((w && w->at("a") == w->at("b")));
     // a step never alone the largest, below the Max of three but of no pair: 3 beside 3x, 3y and
     // 9 - 3x - 3y (their Max is at least 3, their mean), kept and counted unresolved
     const yobx::SymInt y = yobx::SymInt::symbol("y");

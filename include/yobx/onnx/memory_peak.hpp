@@ -344,6 +344,16 @@ inline MaxOf peak_of(const std::vector<SymInt>& sums, const MemoryDomain& domain
     std::vector<std::optional<SymbolValues>> witness(n);
     std::vector<std::vector<std::optional<std::int64_t>>> seen;  // the sums at each point of the domain
     std::vector<const SymbolValues*> seen_at;
+    // a symbol an equality of the domain replaced takes its value from the others
+    const auto replaced = env.replacements();
+    for (auto& p : points)
+        for (const auto& [symbol, e] : replaced) {
+            if (!p.count(symbol)) continue;
+            try {
+                p[symbol] = e.evaluate_with(p);
+            } catch (const yobx::error&) {  // a symbol of e not among the sums': the point stays as it is
+            }
+        }
     for (const auto& p : points) {
         if (!domain.outside(p, open).empty()) continue;
         seen.push_back(values.at(p));
