@@ -308,7 +308,8 @@ inline MaxOf peak_of(const std::vector<SymInt>& sums, const MemoryDomain& domain
         }
     // a grid over the input dims, as fine as `evaluations` allows (the offsets by priority)
     static constexpr std::int64_t grid[] = {0, 1, 1000, 16, 2, 3, 7, 8, 15, 17, 31, 32, 4, 5, 63, 64, 100, 9, 127, 128, 255, 256};
-    const std::size_t budget_points = std::max<std::size_t>(64, evaluations / std::max<std::size_t>(1, values.size()));
+    // (at most 1,000 sizes: each one also costs a check of the domain and a pass over the steps)
+    const std::size_t budget_points = std::clamp<std::size_t>(evaluations / std::max<std::size_t>(1, values.size()), 64, 1000);
     std::size_t side = 0;
     for (std::size_t m = 2; m <= std::size(grid) && !axes.empty(); ++m) {
         double count = 1;
@@ -409,7 +410,7 @@ inline MaxOf peak_of(const std::vector<SymInt>& sums, const MemoryDomain& domain
         }
         tops.push_back(t);
     }
-    std::size_t searches = std::max<std::size_t>(64, evaluations / std::max<std::size_t>(1, values.size()));
+    std::size_t searches = std::clamp<std::size_t>(evaluations / std::max<std::size_t>(1, values.size()), 64, 1000);
     for (std::size_t i : race) {
         if (witness[i] || seen.empty() || axes.empty() || searches == 0) continue;
         std::optional<std::int64_t> m;
