@@ -173,21 +173,54 @@ private:
     }
 };
 
+/// The sizes peak_of saw, to rule a proof out before it is tried: x - a >= 0 holds on no region
+/// that holds a size where a was seen above x. `values[p][k]`: step k at `at[p]`; `a` the step
+/// placed below, `xs` the steps above it (below_max_by_regions's, in its order).
+struct SeenSizes {
+    const std::vector<std::vector<std::optional<std::int64_t>>>* values = nullptr;
+    const std::vector<const SymbolValues*>* at = nullptr;
+    std::size_t a = 0;
+    std::vector<std::size_t> xs;
+};
+
+/// A region of sizes: per symbol, its smallest and largest.
+using Region = std::map<std::string, std::pair<std::int64_t, std::int64_t>, std::less<>>;
+
+/// Whether a size seen in `region` has step a above xs[j].
+inline bool refuted(const SeenSizes& seen, const Region& region, std::size_t j) {
+    const std::size_t x = seen.xs[j];
+    for (std::size_t p = 0; p < seen.values->size(); ++p) {
+        const auto& v = (*seen.values)[p];
+        if (!v[seen.a] || !v[x] || *v[seen.a] <= *v[x]) continue;
+        const SymbolValues& sizes = *(*seen.at)[p];
+        const bool inside = std::all_of(region.begin(), region.end(), [&](const auto& r) {
+            const auto it = sizes.find(r.first);
+            return it == sizes.end() || (it->second >= r.second.first && it->second <= r.second.second);
+        });
+        if (inside) return true;
+    }
+    return false;
+}
+
 /// a <= Max(xs) wherever `env`'s facts hold: below one of them, or, `depth` times at most, with
 /// an input dim s of `axes` split at its smallest size lo + t (t = 2, 4, 8): s >= lo + t by a
-/// narrower env, each s below it substituted. `work`: the proofs left (each try takes one).
+/// narrower env, each s below it substituted. `work`: the proofs left (each try takes one);
+/// `seen`: sizes that rule proofs out (none tried where a size of `region` has a above x).
 inline bool below_max_by_regions(const SymInt& a, const std::vector<const SymInt*>& xs, const ShapeEnv& env,
-                                 const std::vector<std::string>& axes, int depth, std::size_t& work) {
-    for (const SymInt* x : xs) {
+                                 const std::vector<std::string>& axes, int depth, std::size_t& work,
+                                 const SeenSizes* seen = nullptr, const Region& region = {}) {
+    for (std::size_t j = 0; j < xs.size(); ++j) {
         if (work == 0) return false;
+        if (seen && refuted(*seen, region, j)) continue;
         --work;
-        if (detail::proven_nonnegative(*x - a, env)) return true;
+        if (detail::proven_nonnegative(*xs[j] - a, env)) return true;
     }
     if (depth == 0) return false;
     const auto held = a.free_symbols();
     for (const auto& s : axes) {
         if (!std::binary_search(held.begin(), held.end(), s, yobx::detail::sym::NameLess{}) || !env.has_symbol(s)) continue;
         const std::int64_t lo = env.range(s).lower;
+        const auto bounds = region.count(s) ? region.at(s) : std::pair{std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max()};
         for (const std::int64_t t : {std::int64_t{2}, std::int64_t{4}, std::int64_t{8}}) {
             if (work == 0) return false;
             ShapeEnv up = env;
@@ -196,7 +229,9 @@ inline bool below_max_by_regions(const SymInt& a, const std::vector<const SymInt
             } catch (const yobx::error&) {
                 continue;
             }
-            if (!below_max_by_regions(a, xs, up, axes, depth - 1, work)) continue;
+            Region above = region;
+            above[s] = {std::max(bounds.first, lo + t), bounds.second};
+            if (!below_max_by_regions(a, xs, up, axes, depth - 1, work, seen, above)) continue;
             bool all = true;
             for (std::int64_t v = lo; v < lo + t && all; ++v) {
                 const std::map<std::string, SymInt, std::less<>> at{{s, SymInt(v)}};
@@ -204,7 +239,9 @@ inline bool below_max_by_regions(const SymInt& a, const std::vector<const SymInt
                 for (const SymInt* x : xs) fixed.push_back(x->subs(at));
                 std::vector<const SymInt*> ptrs;
                 for (const auto& f : fixed) ptrs.push_back(&f);
-                all = below_max_by_regions(a.subs(at), ptrs, env, axes, depth - 1, work);
+                Region here = region;
+                here[s] = {v, v};
+                all = below_max_by_regions(a.subs(at), ptrs, env, axes, depth - 1, work, seen, here);
             }
             if (all) return true;
         }
@@ -541,7 +578,8 @@ inline MaxOf peak_of(const std::vector<SymInt>& sums, const MemoryDomain& domain
         if (witness[i] || dropped[i] || witnessed.size() > 16 || open_steps > 64 || work == 0) continue;
         std::size_t mine = std::min<std::size_t>(work, 600);
         const std::size_t before = mine;
-        if (detail::below_max_by_regions(sums[i], above_all, env, axes, 2, mine)) {
+        const detail::SeenSizes evidence{&seen, &seen_at, i, witnessed};
+        if (detail::below_max_by_regions(sums[i], above_all, env, axes, 2, mine, &evidence)) {
             dropped[i] = 1;
             pruned = true;
         }
