@@ -49,6 +49,9 @@ fuzz_seconds=${YOBX_FUZZ_SECONDS:-20}
 skip=",${YOBX_SKIP:-},"
 total=0
 skipped() { [[ "$skip" == *",$1,"* ]]; }
+# each step's line says when it starts, in seconds from the start of the run (CI's budget is per run)
+started=$(date +%s)
+at() { echo "[at $(( $(date +%s) - started )) s]"; }
 
 # On a Debian 12 host the Debian 13 root (debootstrap, then its packages: 2.6 min on a fresh machine
 # here, of which 2.5 min of CPU that the build shares) is made ready in the background while Debian
@@ -87,7 +90,7 @@ configure_preset() {
     scope=$(scope_of "$preset")
     [ "$scope" = debian13 ] && what=": the tests that exist only on Debian 13"
     [ "$preset" = clang ] && what=": its front end on every translation unit, and the compile-fail checks"
-    echo "== preset $preset-$release ($($compiler --version | head -1))$what"
+    echo "== preset $preset-$release ($($compiler --version | head -1))$what $(at)"
     mkdir -p build
     local extra=("$@")
     [ "$scope" = debian13 ] && extra+=("-DYOBX_ONNX_MODELS=$debian13_models")
@@ -109,6 +112,7 @@ run_preset() {
     local targets=()
     [ "$scope" = debian13 ] && targets=(--target "${debian13_targets[@]}")
     cmake --build --preset "$preset-$release" -j"$jobs" "${targets[@]}"
+    echo "-- $preset-$release built $(at)"
     log=$(mktemp)
     # run once, by the ci preset: the consumer checks (they configure and build with the
     # machine's default compiler, g++, whatever the preset) and, in the sanitizer preset, the
@@ -160,7 +164,7 @@ if [ "$release" = trixie ] && ! skipped clang; then front_end; fi
 skipped asan || run_preset asan
 
 if ! skipped tsan; then
-    echo "== ThreadSanitizer (scripts/tsan.sh)"
+    echo "== ThreadSanitizer (scripts/tsan.sh) $(at)"
     log=$(mktemp)
     bash scripts/tsan.sh 2>&1 | tee "$log"
     n=$(sed -n 's/^\[doctest\] test cases: *\([0-9]*\) | *\1 passed | 0 failed.*/\1/p' "$log")
@@ -170,7 +174,7 @@ if ! skipped tsan; then
 fi
 
 if ! skipped fuzz; then
-    echo "== fuzzing (${fuzz_seconds}s per target)"
+    echo "== fuzzing (${fuzz_seconds}s per target) $(at)"
     mkdir -p build/fuzz
     # build the targets as many at a time as there are cores
     # a target's first line `// fuzz-link: FLAGS` gives its extra flags (the ONNX reader links ONNX)
@@ -208,7 +212,7 @@ if ! skipped fuzz; then
 fi
 
 if [ "$release" = bookworm ] && ! skipped trixie; then
-    echo "== Debian 13 (trixie): scripts/test.sh in a root file system"
+    echo "== Debian 13 (trixie): scripts/test.sh in a root file system $(at)"
     log=$(mktemp)
     wait "$trixie_prepare" || { cat build/trixie-prepare.log; echo "the Debian 13 root could not be made ready"; exit 1; }
     YOBX_SKIP="${YOBX_TRIXIE_SKIP-tsan,fuzz}" YOBX_ASAN_SCOPE=debian13 bash scripts/trixie.sh bash scripts/test.sh 2>&1 | tee "$log"
@@ -218,4 +222,5 @@ if [ "$release" = bookworm ] && ! skipped trixie; then
     rm -f "$log"
 fi
 
+echo "== done $(at)"
 echo "yobx: ${total} passed, 0 failed"
