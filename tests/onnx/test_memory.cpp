@@ -391,6 +391,19 @@ TEST_CASE("the tight peak: each kept step alone the largest at its witness, the 
     // fails somewhere): x split at 4, the sizes below enumerated
     (void)yobx::onnx::peak_of({x * 4, yobx::SymInt(10), x * 2 + 6}, sizes, &found);
     CHECK(found.kept == std::vector<std::size_t>{0, 1});
+    // three splits (resnet18's steps 17, 20 and 52): the second is below the first once h or w
+    // is at least 5, below the first at b = 1 and below the third from b = 2 when both are at most 4
+    {
+        const yobx::SymInt bb = yobx::SymInt::symbol("b"), hh = yobx::SymInt::symbol("h"), ww = yobx::SymInt::symbol("w");
+        const auto ceil = [](const yobx::SymInt& v, std::int64_t k) { return floordiv(v + yobx::SymInt(k - 1), yobx::SymInt(k)); };
+        yobx::onnx::MemoryDomain images;
+        images.input_dims = {"b", "h", "w"};
+        (void)yobx::onnx::peak_of({bb * ceil(hh, 2) * ceil(ww, 2) * 512 + 15360, bb * ceil(hh, 4) * ceil(ww, 4) * 768 + 15104,
+                                   bb * ceil(hh, 16) * ceil(ww, 16) * 1024 + bb * ceil(hh, 32) * ceil(ww, 32) * 4096 + 8192},
+                                  images, &found);
+        CHECK(found.kept == std::vector<std::size_t>{0, 2});
+        CHECK(found.unresolved == 0);
+    }
     // an equality of the domain: the sizes tried keep it (b from a), each step witnessed there
     const yobx::SymInt a = yobx::SymInt::symbol("a");
     yobx::onnx::MemoryDomain equal;

@@ -568,23 +568,27 @@ inline MaxOf peak_of(const std::vector<SymInt>& sums, const MemoryDomain& domain
             }
     }
     // still without a witness: below the witnessed steps' Max region by region, an input dim
-    // split at its smallest size + t (t = 2, 4, 8), each size below enumerated, twice at most
-    // (a graph with more than 64 such steps, or 16 witnessed, is left as it is: the proofs multiply)
-    std::size_t work = 1500;  // proofs in all
+    // split at its smallest size + t (t = 2, 4, 8), each size below enumerated, one split, then
+    // two, then three for the steps left (a graph with more than 64 such steps, or 16 witnessed,
+    // is left as it is: the proofs multiply)
+    std::size_t work = 1500;  // proofs in all, 600 at most for one step
     std::vector<const SymInt*> above_all;
     for (std::size_t k : witnessed) above_all.push_back(&sums[k]);
     const auto open_steps = std::count_if(keep.begin(), keep.end(), [&](std::size_t i) { return !witness[i] && !dropped[i]; });
-    for (std::size_t i : keep) {
-        if (witness[i] || dropped[i] || witnessed.size() > 16 || open_steps > 64 || work == 0) continue;
-        std::size_t mine = std::min<std::size_t>(work, 600);
-        const std::size_t before = mine;
-        const detail::SeenSizes evidence{&seen, &seen_at, i, witnessed};
-        if (detail::below_max_by_regions(sums[i], above_all, env, axes, 2, mine, &evidence)) {
-            dropped[i] = 1;
-            pruned = true;
+    std::unordered_map<std::size_t, std::size_t> left;  // per step, the proofs it may still take
+    for (int depth = 1; depth <= 3 && witnessed.size() <= 16 && open_steps <= 64; ++depth)
+        for (std::size_t i : keep) {
+            if (witness[i] || dropped[i] || work == 0) continue;
+            const std::size_t before = std::min(work, left.try_emplace(i, 600).first->second);
+            std::size_t mine = before;
+            const detail::SeenSizes evidence{&seen, &seen_at, i, witnessed};
+            if (detail::below_max_by_regions(sums[i], above_all, env, axes, depth, mine, &evidence)) {
+                dropped[i] = 1;
+                pruned = true;
+            }
+            work -= before - mine;
+            left[i] -= before - mine;
         }
-        work -= before - mine;
-    }
     if (pruned) {
         std::erase_if(keep, [&](std::size_t i) { return dropped[i] != 0; });
         witness_ties();
