@@ -360,8 +360,8 @@ TEST_CASE("the tight peak: each kept step alone the largest at its witness, the 
     CHECK(found.witness[1] == yobx::SymbolValues{{"n", 9}});   // 81 > 73
     CHECK(found.unresolved == 0);
     REQUIRE(found.large);
-    CHECK(found.kept[*found.large] == 2);
-    CHECK(found.large_from == 9);  // n*n > 8*n + 1 from n = 9 on, proven
+    CHECK(found.kept[found.large->step] == 2);
+    CHECK(found.large->from == 9);  // n*n > 8*n + 1 from n = 9 on, proven
     // floors of one symbol: x//10 <= x//5, (h + 3)//4 <= (h + 1)//2, proven, never sampled
     const yobx::SymInt x = yobx::SymInt::symbol("x"), h = yobx::SymInt::symbol("h");
     (void)yobx::onnx::peak_of({floordiv(x, yobx::SymInt(10)), floordiv(x, yobx::SymInt(5))}, sizes, &found);
@@ -465,7 +465,7 @@ TEST_CASE("the summary names the step that is the peak once every size is large,
     const MemoryReport r = memory_of_text(chain);
     REQUIRE(r.peak_steps.size() == 2);
     REQUIRE(r.large);
-    CHECK(r.large_from == 17);  // 8n^2 + 128n > 4n^2 + 192n from 17 on
+    CHECK(r.large->from == 17);  // 8n^2 + 128n > 4n^2 + 192n from 17 on
     const std::string summary = r.summary();
     CHECK(summary.substr(0, summary.find('\n')) ==
           "memory: weights 0 B (0 tensors); peak activations 8*n*n + 128*n (Relu 'Y') once every size is at least 17, 1 other step at "

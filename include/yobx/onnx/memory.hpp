@@ -168,8 +168,7 @@ struct MemoryReport {
     /// (neither witnessed nor proven dominated; `unresolved` counts them).
     std::vector<std::optional<SymbolValues>> peak_witnesses;
     std::size_t unresolved = 0;
-    std::optional<std::size_t> large;        ///< index into peak_steps: proven the peak once every size is at least large_from
-    std::optional<std::int64_t> large_from;
+    std::optional<LargePeak> large;          ///< the step (an index into peak_steps) proven the peak once every size is at least its `from`
     MemoryDomain domain;                     ///< the sizes the peak is exact over
     std::map<std::string, std::int64_t, std::less<>> smallest;  ///< each symbol's smallest size in the domain
     std::vector<Growth> growth;
@@ -179,11 +178,7 @@ struct MemoryReport {
     At evaluate(const SymbolValues& sizes, std::size_t largest = 5) const {
         const auto known = symbols();
         for (const auto& [name, v] : sizes)
-            if (!known.count(name)) {
-                std::string all;
-                for (const auto& s : known) all += (all.empty() ? "" : ", ") + s;
-                throw value_error("memory: size '" + name + "' names no dim of the model (its symbols: " + (all.empty() ? "none" : all) + ")");
-            }
+            if (!known.count(name)) throw names_no_dim("size", name, known);
         std::vector<std::string> missing;
         for (const auto& s : peak.free_symbols())
             if (!sizes.count(s)) missing.push_back(s);
@@ -195,7 +190,7 @@ struct MemoryReport {
         }
         if (const std::string why = domain.outside(sizes); !why.empty())
             throw value_error("memory: the sizes are outside the domain the peak is exact over: " + why +
-                              (why.find("minimum") != std::string::npos ? " (a smaller minimum widens it)" : ""));
+                              (domain.below_minimum(sizes).empty() ? "" : " (a smaller minimum widens it)"));
         At a;
         a.sizes = sizes;
         a.weights = weights.total;
@@ -249,14 +244,14 @@ struct MemoryReport {
     /// which size on, and how many others can be at smaller sizes; the whole Max (abbreviated)
     /// when no step is alone the largest as every size grows.
     std::string peak_phrase() const {
-        if (!large || !large_from || peak_steps.size() < 2) {
+        if (!large || peak_steps.size() < 2) {
             std::string s = abbreviated(peak_text);
             if (unresolved) s += " (" + std::to_string(unresolved) + " of its " + std::to_string(peak_steps.size()) + " steps unresolved)";
             return s;
         }
-        const std::size_t k = peak_steps[*large];
-        std::string s = abbreviated(peak_step_texts[*large]) + " (" + step_ops[k] + " '" + step_nodes[k] + "') ";
-        s += "once every size is at least " + std::to_string(*large_from);
+        const std::size_t k = peak_steps[large->step];
+        std::string s = abbreviated(peak_step_texts[large->step]) + " (" + step_ops[k] + " '" + step_nodes[k] + "') ";
+        s += "once every size is at least " + std::to_string(large->from);
         const std::size_t others = peak_steps.size() - 1;
         s += ", " + std::to_string(others) + " other step" + (others == 1 ? "" : "s") + " at smaller sizes";
         if (unresolved) s += " (" + std::to_string(unresolved) + " unresolved)";
@@ -294,7 +289,7 @@ struct MemoryReport {
         }
         w.end().member("unresolved", unresolved).key("large");
         if (large) {
-            w.begin_object().member("step", peak_steps[*large]).member("from", large_from.value_or(0)).end();
+            w.begin_object().member("step", peak_steps[large->step]).member("from", large->from).end();
         } else {
             w.null();
         }
@@ -466,7 +461,6 @@ inline MemoryReport plan_memory(const MemoryGraph& g, Weights weights = {}) {
         r.peak_witnesses = std::move(found.witness);
         r.unresolved = found.unresolved;
         r.large = found.large;
-        r.large_from = found.large_from;
         r.smallest = std::move(found.smallest);
     }
     // the kept steps as sums of the values' bytes as written

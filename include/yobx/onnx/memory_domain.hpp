@@ -26,10 +26,20 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 namespace yobx::onnx {
+
+/// The error for a size `name` of `what` ("size", "minimum") that is none of `symbols`:
+/// "memory: size 'hieght' names no dim of the model (its symbols: batch, height, width)".
+inline value_error names_no_dim(std::string_view what, std::string_view name, const std::set<std::string, std::less<>>& symbols) {
+    std::string all;
+    for (const auto& s : symbols) all += (all.empty() ? "" : ", ") + s;
+    return value_error("memory: " + std::string(what) + " '" + std::string(name) + "' names no dim of the model (its symbols: " +
+                       (all.empty() ? "none" : all) + ")");
+}
 
 /// The sizes a model runs at.
 struct MemoryDomain {
@@ -96,6 +106,13 @@ struct MemoryDomain {
         return o;
     }
 
+    /// "n=8 is below its minimum 64" for the first size below its symbol's minimum, else "".
+    std::string below_minimum(const SymbolValues& sizes) const {
+        for (const auto& [s, v] : sizes)
+            if (v < minimum_of(s)) return s + "=" + std::to_string(v) + " is below its minimum " + std::to_string(minimum_of(s));
+        return {};
+    }
+
     /// Why `sizes` are not in the domain, or "" when they are: a size below its minimum, a dim
     /// that is negative there, a requirement that fails. Dims and requirements with a symbol
     /// `sizes` leaves out are not checked.
@@ -106,9 +123,7 @@ struct MemoryDomain {
         return outside(sizes, all);
     }
     std::string outside(const SymbolValues& sizes, const Open& open) const {
-        for (const auto& [s, v] : sizes)
-            if (v < minimum_of(s))
-                return s + "=" + std::to_string(v) + " is below its minimum " + std::to_string(minimum_of(s));
+        if (const std::string why = below_minimum(sizes); !why.empty()) return why;
         const auto covered = [&](const std::vector<std::string>& symbols) {
             for (const auto& s : symbols)
                 if (!sizes.count(s)) return false;

@@ -14,6 +14,7 @@
 #include <yobx/error.hpp>
 #include <yobx/onnx/memory_domain.hpp>
 #include <yobx/onnx/memory_proof.hpp>
+#include <yobx/onnx/memory_steps.hpp>
 #include <yobx/sym.hpp>
 
 #include <algorithm>
@@ -68,14 +69,10 @@ struct MaxOf {
     }
 };
 
-
-/// A step's sum as the parts live at it: part k, of `terms[k]` bytes, is live at the steps
-/// `live[k].first` to `live[k].second` (a value from its producer to its last consumer). The
-/// sums at a size are then the parts' bytes added over their steps, and a change of one symbol
-/// evaluates only the parts that hold it.
-struct StepParts {
-    std::vector<SymInt> terms;
-    std::vector<std::pair<std::size_t, std::size_t>> live;
+/// A step that is the peak once every size is at least `from`: `step` indexes the kept steps.
+struct LargePeak {
+    std::size_t step = 0;
+    std::int64_t from = 0;
 };
 
 /// What peak_of found beside the Max.
@@ -85,169 +82,13 @@ struct PeakSteps {
     /// witnessed nor proven dominated (unresolved).
     std::vector<std::optional<SymbolValues>> witness;
     std::size_t unresolved = 0;
-    /// Index into kept: the step proven the peak once every size is at least large_from (the
-    /// sole largest as every size grows alike, and a proof it is above each other kept step).
-    std::optional<std::size_t> large;
-    std::optional<std::int64_t> large_from;
+    /// The step proven the peak once every size is at least `from` (the sole largest as every
+    /// size grows alike, and a proof it is above each other kept step).
+    std::optional<LargePeak> large;
     std::map<std::string, std::int64_t, std::less<>> smallest;  ///< each symbol's smallest size in the domain
 };
 
 namespace detail {
-
-/// The step sums at sizes, from their parts: nullopt where a part is not defined there (a
-/// division by 0, an overflow).
-class StepValues {
-public:
-    StepValues(const std::vector<SymInt>& sums, const StepParts* parts) : n_(sums.size()) {
-        if (parts) {
-            terms_ = &parts->terms;
-            live_ = parts->live;
-        } else {
-            terms_ = &sums;
-            for (std::size_t i = 0; i < n_; ++i) live_.emplace_back(i, i);
-        }
-        for (const auto& t : *terms_) symbols_.push_back(t.free_symbols());
-    }
-
-    std::size_t size() const { return terms_->size(); }
-
-    std::vector<std::optional<std::int64_t>> at(const SymbolValues& sizes) const {
-        std::vector<std::int64_t> diff(n_ + 1, 0);
-        std::vector<int> undefined(n_ + 1, 0);
-        for (std::size_t k = 0; k < terms_->size(); ++k) add(k, sizes, diff, undefined, 1);
-        return settle(diff, undefined);
-    }
-
-    /// The sums at `sizes`, which differ from `base_sizes` (whose sums are `base`) in `symbol` only.
-    std::vector<std::optional<std::int64_t>> changed(const std::vector<std::optional<std::int64_t>>& base, const SymbolValues& base_sizes,
-                                                     const SymbolValues& sizes, const std::string& symbol) const {
-        std::vector<std::int64_t> diff(n_ + 1, 0);
-        std::vector<int> undefined(n_ + 1, 0);
-        for (std::size_t k = 0; k < terms_->size(); ++k)
-            if (std::binary_search(symbols_[k].begin(), symbols_[k].end(), symbol, yobx::detail::sym::NameLess{})) {
-                add(k, base_sizes, diff, undefined, -1);
-                add(k, sizes, diff, undefined, 1);
-            }
-        auto d = settle(diff, undefined);
-        std::vector<std::optional<std::int64_t>> out(n_);
-        for (std::size_t i = 0; i < n_; ++i) {
-            std::int64_t v = 0;
-            if (base[i] && d[i] && !__builtin_add_overflow(*base[i], *d[i], &v)) out[i] = v;
-        }
-        return out;
-    }
-
-private:
-    std::size_t n_;
-    const std::vector<SymInt>* terms_ = nullptr;
-    std::vector<std::pair<std::size_t, std::size_t>> live_;
-    std::vector<std::vector<std::string>> symbols_;
-
-    void add(std::size_t k, const SymbolValues& sizes, std::vector<std::int64_t>& diff, std::vector<int>& undefined, int sign) const {
-        const auto [from, to] = live_[k];
-        std::int64_t v = 0;
-        bool ok = true;
-        try {
-            v = (*terms_)[k].evaluate_with(sizes);
-        } catch (const yobx::error&) {
-            ok = false;
-        }
-        if (!ok || __builtin_mul_overflow(v, sign, &v) || __builtin_add_overflow(diff[from], v, &diff[from]) ||
-            __builtin_sub_overflow(diff[to + 1], v, &diff[to + 1])) {
-            undefined[from] += 1;
-            undefined[to + 1] -= 1;
-        }
-    }
-
-    std::vector<std::optional<std::int64_t>> settle(const std::vector<std::int64_t>& diff, const std::vector<int>& undefined) const {
-        std::vector<std::optional<std::int64_t>> out(n_);
-        std::int64_t run = 0;
-        int bad = 0;
-        bool overflowed = false;
-        for (std::size_t i = 0; i < n_; ++i) {
-            bad += undefined[i];
-            overflowed = overflowed || __builtin_add_overflow(run, diff[i], &run);
-            if (!bad && !overflowed) out[i] = run;
-        }
-        return out;
-    }
-};
-
-/// The sizes peak_of saw, to rule a proof out before it is tried: x - a >= 0 holds on no region
-/// that holds a size where a was seen above x. `values[p][k]`: step k at `at[p]`; `a` the step
-/// placed below, `xs` the steps above it (below_max_by_regions's, in its order).
-struct SeenSizes {
-    const std::vector<std::vector<std::optional<std::int64_t>>>* values = nullptr;
-    const std::vector<const SymbolValues*>* at = nullptr;
-    std::size_t a = 0;
-    std::vector<std::size_t> xs;
-};
-
-/// A region of sizes: per symbol, its smallest and largest.
-using Region = std::map<std::string, std::pair<std::int64_t, std::int64_t>, std::less<>>;
-
-/// Whether a size seen in `region` has step a above xs[j].
-inline bool refuted(const SeenSizes& seen, const Region& region, std::size_t j) {
-    const std::size_t x = seen.xs[j];
-    for (std::size_t p = 0; p < seen.values->size(); ++p) {
-        const auto& v = (*seen.values)[p];
-        if (!v[seen.a] || !v[x] || *v[seen.a] <= *v[x]) continue;
-        const SymbolValues& sizes = *(*seen.at)[p];
-        const bool inside = std::all_of(region.begin(), region.end(), [&](const auto& r) {
-            const auto it = sizes.find(r.first);
-            return it == sizes.end() || (it->second >= r.second.first && it->second <= r.second.second);
-        });
-        if (inside) return true;
-    }
-    return false;
-}
-
-/// a <= Max(xs) wherever `env`'s facts hold: below one of them, or, `depth` times at most, with
-/// an input dim s of `axes` split at its smallest size lo + t (t = 2, 4, 8): s >= lo + t by a
-/// narrower env, each s below it substituted. `work`: the proofs left (each try takes one);
-/// `seen`: sizes that rule proofs out (none tried where a size of `region` has a above x).
-inline bool below_max_by_regions(const SymInt& a, const std::vector<const SymInt*>& xs, const ShapeEnv& env,
-                                 const std::vector<std::string>& axes, int depth, std::size_t& work,
-                                 const SeenSizes* seen = nullptr, const Region& region = {}) {
-    for (std::size_t j = 0; j < xs.size(); ++j) {
-        if (work == 0) return false;
-        if (seen && refuted(*seen, region, j)) continue;
-        --work;
-        if (detail::proven_nonnegative(*xs[j] - a, env)) return true;
-    }
-    if (depth == 0) return false;
-    const auto held = a.free_symbols();
-    for (const auto& s : axes) {
-        if (!std::binary_search(held.begin(), held.end(), s, yobx::detail::sym::NameLess{}) || !env.has_symbol(s)) continue;
-        const std::int64_t lo = env.range(s).lower;
-        const auto bounds = region.count(s) ? region.at(s) : std::pair{std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max()};
-        for (const std::int64_t t : {std::int64_t{2}, std::int64_t{4}, std::int64_t{8}}) {
-            if (work == 0) return false;
-            ShapeEnv up = env;
-            try {
-                up.check(SymInt::symbol(s) >= SymInt(lo + t));
-            } catch (const yobx::error&) {
-                continue;
-            }
-            Region above = region;
-            above[s] = {std::max(bounds.first, lo + t), bounds.second};
-            if (!below_max_by_regions(a, xs, up, axes, depth - 1, work, seen, above)) continue;
-            bool all = true;
-            for (std::int64_t v = lo; v < lo + t && all; ++v) {
-                const std::map<std::string, SymInt, std::less<>> at{{s, SymInt(v)}};
-                std::vector<SymInt> fixed;
-                for (const SymInt* x : xs) fixed.push_back(x->subs(at));
-                std::vector<const SymInt*> ptrs;
-                for (const auto& f : fixed) ptrs.push_back(&f);
-                Region here = region;
-                here[s] = {v, v};
-                all = below_max_by_regions(a.subs(at), ptrs, env, axes, depth - 1, work, seen, here);
-            }
-            if (all) return true;
-        }
-    }
-    return false;
-}
 
 /// The index of the one largest of `values` among `among`, if one is strictly the largest and
 /// every value is defined.
@@ -635,7 +476,7 @@ inline MaxOf peak_of(const std::vector<SymInt>& sums, const MemoryDomain& domain
             std::vector<std::int64_t> froms{hi};
             for (std::int64_t t = diagonal[first].first; t <= diagonal.back().first; t *= 4) froms.push_back(t);
             for (const std::int64_t from : froms) {
-                if (facts.large_from) break;
+                if (facts.large) break;
                 MemoryDomain large = domain;
                 for (const auto& s : names) large.minimum[s] = std::max(lower[s], from);
                 try {
@@ -644,8 +485,7 @@ inline MaxOf peak_of(const std::vector<SymInt>& sums, const MemoryDomain& domain
                     for (std::size_t k : keep)
                         if (k != a && !(all = detail::proven_nonnegative(sums[a] - sums[k], e))) break;
                     if (all) {
-                        facts.large = static_cast<std::size_t>(std::find(keep.begin(), keep.end(), a) - keep.begin());
-                        facts.large_from = from;
+                        facts.large = LargePeak{static_cast<std::size_t>(std::find(keep.begin(), keep.end(), a) - keep.begin()), from};
                     }
                 } catch (const yobx::error&) {
                 }

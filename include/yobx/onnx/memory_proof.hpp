@@ -2,8 +2,9 @@
 // ShapeEnv's facts hold (the memory's domain): the ShapeEnv's own, a relaxation (each atom in
 // its range, shifted to its smallest value, the product expanded: no negative coefficient may
 // be left), each tried again with the floors and remainders of one symbol undone at once
-// (`x = K*q + r - c`). Sound, never from samples; peak_of (memory_peak.hpp) drops a step only
-// on one of these.
+// (`x = K*q + r - c`); and that one sum is below the Max of others region by region (an input
+// dim split, the sizes below it substituted), no proof tried where a size already seen refutes
+// it. Sound, never from samples; peak_of (memory_peak.hpp) drops a step only on one of these.
 //
 //   ShapeEnv env;  // b, h, w created from 1: env.create_symbol("h", std::nullopt, ValueRange::at_least(1))
 //   proven_nonnegative(b * h * w * 128 - (b * h * w * 64 + b * h * 32), env);             // true: 32*b*h*(2*w - 1)
@@ -15,6 +16,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <optional>
@@ -206,5 +208,81 @@ inline bool proven_nonnegative(const SymInt& d, const ShapeEnv& base) {
 
 /// d >= 0 for all sizes ([0, oo]).
 inline bool proven_nonnegative(const SymInt& d) { return proven_nonnegative(d, sizes_env({&d})); }
+
+/// The sizes peak_of saw, to rule a proof out before it is tried: x - a >= 0 holds on no region
+/// that holds a size where a was seen above x. `values[p][k]`: step k at `at[p]`; `a` the step
+/// placed below, `xs` the steps above it (below_max_by_regions's, in its order).
+struct SeenSizes {
+    const std::vector<std::vector<std::optional<std::int64_t>>>* values = nullptr;
+    const std::vector<const SymbolValues*>* at = nullptr;
+    std::size_t a = 0;
+    std::vector<std::size_t> xs;
+};
+
+/// A region of sizes: per symbol, its smallest and largest.
+using Region = std::map<std::string, std::pair<std::int64_t, std::int64_t>, std::less<>>;
+
+/// Whether a size seen in `region` has step a above xs[j].
+inline bool refuted(const SeenSizes& seen, const Region& region, std::size_t j) {
+    const std::size_t x = seen.xs[j];
+    for (std::size_t p = 0; p < seen.values->size(); ++p) {
+        const auto& v = (*seen.values)[p];
+        if (!v[seen.a] || !v[x] || *v[seen.a] <= *v[x]) continue;
+        const SymbolValues& sizes = *(*seen.at)[p];
+        const bool inside = std::all_of(region.begin(), region.end(), [&](const auto& r) {
+            const auto it = sizes.find(r.first);
+            return it == sizes.end() || (it->second >= r.second.first && it->second <= r.second.second);
+        });
+        if (inside) return true;
+    }
+    return false;
+}
+
+/// a <= Max(xs) wherever `env`'s facts hold: below one of them, or, `depth` times at most, with
+/// an input dim s of `axes` split at its smallest size lo + t (t = 2, 4, 8): s >= lo + t by a
+/// narrower env, each s below it substituted. `work`: the proofs left (each try takes one);
+/// `seen`: sizes that rule proofs out (none tried where a size of `region` has a above x).
+inline bool below_max_by_regions(const SymInt& a, const std::vector<const SymInt*>& xs, const ShapeEnv& env,
+                                 const std::vector<std::string>& axes, int depth, std::size_t& work,
+                                 const SeenSizes* seen = nullptr, const Region& region = {}) {
+    for (std::size_t j = 0; j < xs.size(); ++j) {
+        if (work == 0) return false;
+        if (seen && refuted(*seen, region, j)) continue;
+        --work;
+        if (detail::proven_nonnegative(*xs[j] - a, env)) return true;
+    }
+    if (depth == 0) return false;
+    const auto held = a.free_symbols();
+    for (const auto& s : axes) {
+        if (!std::binary_search(held.begin(), held.end(), s, yobx::detail::sym::NameLess{}) || !env.has_symbol(s)) continue;
+        const std::int64_t lo = env.range(s).lower;
+        const auto bounds = region.count(s) ? region.at(s) : std::pair{std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max()};
+        for (const std::int64_t t : {std::int64_t{2}, std::int64_t{4}, std::int64_t{8}}) {
+            if (work == 0) return false;
+            ShapeEnv up = env;
+            try {
+                up.check(SymInt::symbol(s) >= SymInt(lo + t));
+            } catch (const yobx::error&) {
+                continue;
+            }
+            Region above = region;
+            above[s] = {std::max(bounds.first, lo + t), bounds.second};
+            if (!below_max_by_regions(a, xs, up, axes, depth - 1, work, seen, above)) continue;
+            bool all = true;
+            for (std::int64_t v = lo; v < lo + t && all; ++v) {
+                const std::map<std::string, SymInt, std::less<>> at{{s, SymInt(v)}};
+                std::vector<SymInt> fixed;
+                for (const SymInt* x : xs) fixed.push_back(x->subs(at));
+                std::vector<const SymInt*> ptrs;
+                for (const auto& f : fixed) ptrs.push_back(&f);
+                Region here = region;
+                here[s] = {v, v};
+                all = below_max_by_regions(a.subs(at), ptrs, env, axes, depth - 1, work, seen, here);
+            }
+            if (all) return true;
+        }
+    }
+    return false;
+}
 
 }  // namespace yobx::onnx::detail

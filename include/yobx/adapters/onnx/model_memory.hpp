@@ -320,11 +320,7 @@ inline MemoryReport memory_of(const ::onnx::ModelProto& model, const ShapeReport
     for (const auto& e : d.dims)
         for (auto& s : e.free_symbols()) known.insert(std::move(s));
     for (const auto& [name, v] : report.by_symbol(minimum)) {
-        if (!known.count(name)) {
-            std::string all;
-            for (const auto& s : known) all += (all.empty() ? "" : ", ") + s;
-            throw value_error("memory: minimum '" + name + "' names no dim of the model (its symbols: " + (all.empty() ? "none" : all) + ")");
-        }
+        if (!known.count(name)) throw names_no_dim("minimum", name, known);
         if (v < 0) throw value_error("memory: minimum " + name + "=" + std::to_string(v) + " is not a size (an integer >= 0)");
         d.minimum[name] = v;
     }
