@@ -6,6 +6,8 @@
 #                         default libboost-dev, 1.74, has no PFR), LibTorch 1.13
 #   Debian 13 (trixie):   g++ 14, clang 19, Boost 1.83, LibTorch 2.6, and
 #                         torchvision for the torch.export tests
+# ccache is scripts/test.sh's compiler cache, kept outside the clone (a rerun compiles only what
+# changed; a first run compiles everything, as without it).
 # libclang-rt-dev is the sanitizer and libFuzzer runtime of the release's clang; llvm gives
 # its llvm-symbolizer, which that runtime runs to name a report's frames (LeakSanitizer's
 # suppressions match those names).
@@ -21,7 +23,7 @@
 set -euo pipefail
 yobx_common_packages=(cmake make g++ clang libclang-rt-dev llvm doctest-dev libbenchmark-dev
                       libtorch-dev python3 python3-torch python3-sympy python3-onnx patch
-                      libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata python3-dev pybind11-dev)
+                      libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata python3-dev pybind11-dev ccache)
 
 # Prints the release's codename, or fails with what to install by hand.
 yobx_release() {

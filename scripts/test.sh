@@ -44,6 +44,15 @@ source scripts/deps.sh
 yobx_install_deps
 release=$(yobx_release)
 
+# the compiler cache (ccache, outside the clone: YOBX_CCACHE_DIR, default /var/cache/yobx/ccache, which
+# inside the Debian 13 root is that root's own): paths under the clone hashed relative to it, so a
+# fresh clone elsewhere hits what an earlier one compiled; a first run compiles everything
+if command -v ccache > /dev/null; then
+    export CCACHE_DIR=${YOBX_CCACHE_DIR:-/var/cache/yobx/ccache} CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=true CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-12G}
+    export CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_C_COMPILER_LAUNCHER=ccache
+    mkdir -p "$CCACHE_DIR"
+    ccache --zero-stats > /dev/null
+fi
 jobs=$(nproc)
 fuzz_seconds=${YOBX_FUZZ_SECONDS:-20}
 skip=",${YOBX_SKIP:-},"
@@ -176,11 +185,22 @@ fi
 if ! skipped fuzz; then
     echo "== fuzzing (${fuzz_seconds}s per target) $(at)"
     mkdir -p build/fuzz
-    # build the targets as many at a time as there are cores
-    # a target's first line `// fuzz-link: FLAGS` gives its extra flags (the ONNX reader links ONNX)
-    ls tests/fuzz/fuzz_*.cpp | xargs -P "$jobs" -I{} sh -c 'clang++ -std=c++20 -O1 -gline-tables-only -fsanitize=fuzzer,address,undefined \
-        -fno-sanitize-recover=all -D_GLIBCXX_ASSERTIONS -Iinclude "$1" -o "build/fuzz/$(basename "$1" .cpp)" \
-        $(sed -n "1s|^// fuzz-link: ||p" "$1")' sh {}
+    # build the targets as many at a time as there are cores, each compiled (through the compiler
+    # cache when there is one) then linked; a target's first line `// fuzz-link: FLAGS` gives its
+    # extra flags, -D and -I to the compiler, the others to the linker (the ONNX reader links ONNX)
+    build_fuzzer() {
+        local name flags compile=() link=()
+        name=build/fuzz/$(basename "$1" .cpp)
+        read -ra flags <<< "$(sed -n "1s|^// fuzz-link: ||p" "$1")"
+        for f in "${flags[@]}"; do
+            case "$f" in -D*|-I*) compile+=("$f") ;; *) link+=("$f") ;; esac
+        done
+        local common=(-std=c++20 -O1 -gline-tables-only -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all)
+        $(command -v ccache || true) clang++ "${common[@]}" -D_GLIBCXX_ASSERTIONS -Iinclude "${compile[@]}" -c "$1" -o "$name.o" &&
+            clang++ "${common[@]}" "$name.o" -o "$name" "${link[@]}"
+    }
+    export -f build_fuzzer
+    ls tests/fuzz/fuzz_*.cpp | xargs -P "$jobs" -I{} bash -c 'build_fuzzer "$1"' sh {}
     # then run them as many at a time as there are cores (a fuzzer runs on one), each for the same time
     run_fuzzer() {
         local name corpus
@@ -222,5 +242,6 @@ if [ "$release" = bookworm ] && ! skipped trixie; then
     rm -f "$log"
 fi
 
+command -v ccache > /dev/null && echo "-- compiler cache: $(ccache --print-stats 2>/dev/null | sed -n 's/^direct_cache_hit\t\(.*\)/\1 direct hits/p; s/^preprocessed_cache_hit\t\(.*\)/\1 preprocessed hits/p; s/^cache_miss\t\(.*\)/\1 misses/p' | paste -sd, -)"
 echo "== done $(at)"
 echo "yobx: ${total} passed, 0 failed"

@@ -10,7 +10,7 @@ failed=0
 check() {  # name, expected, actual
     if [ "$2" == "$3" ]; then echo "ok: $1"; else echo "FAILED: $1"; echo "  expected: $2"; echo "  got:      $3"; failed=1; fi
 }
-common="cmake make g++ clang libclang-rt-dev llvm doctest-dev libbenchmark-dev libtorch-dev python3 python3-torch python3-sympy python3-onnx patch libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata python3-dev pybind11-dev"
+common="cmake make g++ clang libclang-rt-dev llvm doctest-dev libbenchmark-dev libtorch-dev python3 python3-torch python3-sympy python3-onnx patch libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata python3-dev pybind11-dev ccache"
 printf 'ID=debian\nVERSION_ID="12"\nVERSION_CODENAME=bookworm\n' > "$dir/bookworm"
 printf 'ID=debian\nVERSION_ID="13"\nVERSION_CODENAME=trixie\n' > "$dir/trixie"
 printf 'ID=ubuntu\nVERSION_ID="24.04"\nVERSION_CODENAME=noble\n' > "$dir/noble"
