@@ -45,10 +45,12 @@ yobx_install_deps
 release=$(yobx_release)
 
 # the compiler cache (ccache, outside the clone: YOBX_CCACHE_DIR, default /var/cache/yobx/ccache, which
-# inside the Debian 13 root is that root's own): paths under the clone hashed relative to it, so a
-# fresh clone elsewhere hits what an earlier one compiled; a first run compiles everything
+# inside the Debian 13 root is that root's own): a rerun from a clone at the same path (the Debian 13
+# stage's is always /src/yobx) compiles only what changed; a first run compiles everything. No
+# CCACHE_BASEDIR: it would make the paths on the command line relative, and with them __FILE__,
+# which the patches' reports and the examples print from the source root
 if command -v ccache > /dev/null; then
-    export CCACHE_DIR=${YOBX_CCACHE_DIR:-/var/cache/yobx/ccache} CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=true CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-12G}
+    export CCACHE_DIR=${YOBX_CCACHE_DIR:-/var/cache/yobx/ccache} CCACHE_NOHASHDIR=true CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-12G}
     export CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_C_COMPILER_LAUNCHER=ccache
     mkdir -p "$CCACHE_DIR"
     ccache --zero-stats > /dev/null
