@@ -101,6 +101,25 @@ void set_error(PyObject* type, std::string_view what) {
     Py_DECREF(message);
 }
 
+/// Raises the OSError of the errno for a file yobx cannot open, read or write (FileNotFoundError,
+/// PermissionError, IsADirectoryError...: the class OSError(errno, ...) makes), with `errno` set
+/// and `str()` the message as the command prints it ("cannot open 'x.onnx'"; `filename` stays
+/// None, as setting it would make str() "[Errno 2] ...: 'x.onnx'").
+void set_os_error(const yobx::file_error& e) {
+    const std::string line = yobx::one_line(e.what());
+    PyObject* message = PyUnicode_DecodeUTF8(line.data(), static_cast<Py_ssize_t>(line.size()), "replace");
+    if (message == nullptr) return;  // out of memory: that error is set
+    PyObject* probe = PyObject_CallFunction(PyExc_OSError, "iO", e.code(), message);
+    PyObject* type = probe ? reinterpret_cast<PyObject*>(Py_TYPE(probe)) : nullptr;
+    PyObject* error = type ? PyObject_CallOneArg(type, message) : nullptr;
+    PyObject* code = error ? PyLong_FromLong(e.code()) : nullptr;
+    if (code && PyObject_SetAttrString(error, "errno", code) == 0) PyErr_SetObject(type, error);
+    Py_XDECREF(code);
+    Py_XDECREF(error);
+    Py_XDECREF(probe);
+    Py_DECREF(message);
+}
+
 /// A model's name for Python: a str, or bytes when it is not UTF-8, as protobuf's Python
 /// module gives such a name (`value_info.name` is then bytes, and finds its entry).
 py::object name_of(const std::string& name) {
@@ -116,6 +135,8 @@ PYBIND11_MODULE(_yobx, m) {
     py::register_exception_translator([](std::exception_ptr p) {
         try {
             if (p) std::rethrow_exception(p);
+        } catch (const yobx::file_error& e) {
+            set_os_error(e);
         } catch (const yobx::value_error& e) {
             set_error(PyExc_ValueError, e.what());
         } catch (const yobx::type_error& e) {

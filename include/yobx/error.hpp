@@ -31,6 +31,21 @@ public:
     using error::error;
 };
 
+/// A file that cannot be opened, read or written: a value_error to C++ callers (its message
+/// as before, "cannot open 'x.onnx'"), Python's OSError to Python ones, FileNotFoundError,
+/// PermissionError or IsADirectoryError by its errno, with the path as `filename`.
+///   catch (const yobx::file_error& e) { e.code() == ENOENT; e.path() == "x.onnx"; }
+class file_error : public value_error {
+public:
+    file_error(const std::string& message, std::string path, int code) : value_error(message), path_(std::move(path)), code_(code) {}
+    const std::string& path() const noexcept { return path_; }
+    int code() const noexcept { return code_; }
+
+private:
+    std::string path_;
+    int code_ = 0;
+};
+
 /// Python's NotImplementedError: a case the library knowingly does not handle.
 class not_implemented_error : public error {
 public:

@@ -200,6 +200,24 @@ TEST_CASE("ModelFile's errors name the file and what is wrong") {
           "cannot open '" + fs::temp_directory_path().string() + "'");
     ModelFile file = ModelFile::from_bytes(bytes);
     CHECK(error_of<yobx::value_error>([&] { file.save("/nonexistent/out.onnx"); }) == "cannot write '/nonexistent/out.onnx'");
+    // a file_error to whoever asks: the path and the errno Python's OSError is made of
+    const auto code_of = [](auto f) -> std::pair<int, std::string> {
+        try {
+            f();
+        } catch (const yobx::file_error& e) {
+            return {e.code(), e.path()};
+        }
+        return {0, "no error"};
+    };
+    CHECK(code_of([&] { ModelFile f("/nonexistent/model.onnx"); }) == std::pair<int, std::string>{ENOENT, "/nonexistent/model.onnx"});
+    CHECK(code_of([&] { ModelFile f(fs::temp_directory_path().string()); }) ==
+          std::pair<int, std::string>{EISDIR, fs::temp_directory_path().string()});
+    CHECK(code_of([&] { file.save("/nonexistent/out.onnx"); }) == std::pair<int, std::string>{ENOENT, "/nonexistent/out.onnx"});
+    CHECK(code_of([&] { yobx::onnx::load_model("/nonexistent/model.onnx"); }) ==
+          std::pair<int, std::string>{ENOENT, "/nonexistent/model.onnx"});
+    CHECK(error_of<yobx::value_error>([&] { yobx::onnx::load_model(fs::temp_directory_path().string()); }) ==
+          "cannot open '" + fs::temp_directory_path().string() + "'");
+    CHECK(code_of([&] { yobx::onnx::load_model(fs::temp_directory_path().string()); }).first == EISDIR);
 }
 
 TEST_CASE("ModelFile refuses to save initializers added, removed or reordered after reading") {

@@ -6,6 +6,7 @@ yobx.onnx.infer_shapes and infer_shapes_path must write what the command writes,
 report what it reports; each error the command prints as one line is the message of
 the Python exception; the fuzzers' corpus of models gives a model or a ValueError.
 """
+import errno
 import json
 import os
 import signal
@@ -325,9 +326,32 @@ class Errors(unittest.TestCase):
         for name in ("truncated", "garbage", "empty"):
             self.assertEqual(self.assert_same_error(name),
                              f"'{model_path(name)}' is not an ONNX model (the protobuf does not parse: malformed or truncated)")
-        with self.assertRaises(ValueError) as e:
+        with self.assertRaises(FileNotFoundError) as e:
             yobx.onnx.infer_shapes_path(os.path.join(WORKDIR, "none.onnx"), os.path.join(WORKDIR, "error.onnx"))
         self.assertEqual(str(e.exception), f"cannot open '{os.path.join(WORKDIR, 'none.onnx')}'")
+        self.assertEqual(e.exception.errno, errno.ENOENT)
+
+    def test_a_file_error_is_the_oserror_of_its_errno(self):
+        with self.assertRaises(IsADirectoryError) as e:
+            yobx.onnx.infer_shapes_path(WORKDIR)
+        self.assertEqual((str(e.exception), e.exception.errno), (f"cannot open '{WORKDIR}'", errno.EISDIR))
+        out = os.path.join(WORKDIR, "no", "such", "shaped.onnx")
+        with self.assertRaises(FileNotFoundError) as e:
+            yobx.onnx.infer_shapes_path(model_path("conv"), out)
+        self.assertEqual((str(e.exception), e.exception.errno), (f"cannot write '{out}'", errno.ENOENT))
+        self.assertFalse(os.path.exists(os.path.dirname(out)))
+        with self.assertRaises(ValueError) as e:  # a model that is wrong: ValueError as before
+            yobx.onnx.infer_shapes_path(model_path("garbage"))
+        self.assertNotIsInstance(e.exception, OSError)
+
+    def test_submodules_by_attribute(self):
+        # a fresh interpreter: yobx.onnx.ort reached by attribute after `import yobx.onnx`, imported then
+        code = ("import sys, yobx.onnx; assert 'yobx.onnx.ort' not in sys.modules; m = yobx.onnx.ort; "
+                "print(m.__name__, callable(m.patched), 'yobx.onnx.ort' in sys.modules)\n"
+                "try:\n    yobx.onnx.nothing\nexcept AttributeError as e:\n    print(e)")
+        run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=os.environ)
+        self.assertEqual((run.returncode, run.stdout, run.stderr),
+                         (0, "yobx.onnx.ort True True\nmodule 'yobx.onnx' has no attribute 'nothing'\n", ""))
 
     def test_the_same_errors_from_a_model_in_memory(self):
         for name, message in [("cycle", "the graph is not a DAG: node 'r1' (Relu) depends on itself through 'a'"),
@@ -586,7 +610,7 @@ class NamesThatAreNotUtf8(unittest.TestCase):
         self.assertEqual(yobx.onnx.infer_shapes_path(source, shaped, with_report=True)["nodes"], 1)
         self.assertEqual(types(onnx.load(shaped)), types(yobx.onnx.infer_shapes(onnx.load(model_path("names")))))
         self.assertIsNone(yobx.onnx.infer_shapes_path(os.fsencode(shaped)))  # bytes too, and in place
-        with self.assertRaises(ValueError) as e:
+        with self.assertRaises(FileNotFoundError) as e:
             yobx.onnx.infer_shapes_path(os.path.join(directory, "none\udce9.onnx"))
         self.assertEqual(str(e.exception), f"cannot open '{WORKDIR}/caf\ufffd/none\ufffd.onnx'")
 

@@ -14,8 +14,13 @@ expression of the inputs' dims as yobx prints it (``batch``, ``(height + 31)//32
 The model crosses into C++ as bytes and only what inference wrote comes back (the
 graph's value_info and outputs): the shaped model is a copy of ``model`` with them put in.
 Errors are ``ValueError`` (a malformed model, a cycle, an unknown opset, a
-question strict mode cannot decide) with the messages ``yobx-onnx-shapes`` prints.
+question strict mode cannot decide) with the messages ``yobx-onnx-shapes`` prints;
+a file that cannot be opened or written is the ``OSError`` of its errno
+(``FileNotFoundError``, ``IsADirectoryError``, ``PermissionError``) with that message.
+:mod:`yobx.onnx.ort` is imported on first use (``yobx.onnx.ort.patched()`` after
+``import yobx.onnx``).
 """
+import importlib
 import json
 import os
 
@@ -24,6 +29,14 @@ import onnx
 from .. import _yobx
 
 __all__ = ["infer_shapes", "infer_shapes_path", "evaluate_shapes", "memory", "operator_table"]
+_submodules = ("ort",)  # imported on first use, as yobx imports its own: `import yobx.onnx` then yobx.onnx.ort
+
+
+def __getattr__(name):
+    if name in _submodules:
+        return importlib.import_module("." + name, __name__)
+    raise AttributeError(f"module 'yobx.onnx' has no attribute '{name}'")
+
 
 
 def _name(name, what):

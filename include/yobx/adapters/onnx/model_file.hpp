@@ -125,12 +125,15 @@ public:
         Spliced out;
         splice(path, out);
         const std::string tmp = path + ".yobx-tmp";
+        errno = 0;
         const bool ok = write_pieces(tmp, out.pieces);
+        int code = errno;
         std::error_code ec;
         if (ok) std::filesystem::rename(tmp, path, ec);
+        if (ok && ec) code = ec.value();
         if (!ok || ec) {
             std::filesystem::remove(tmp, ec);
-            throw value_error("cannot write '" + path + "'");
+            throw file_error("cannot write '" + path + "'", path, code != 0 ? code : EIO);
         }
     }
 
@@ -171,16 +174,22 @@ private:
     void map(const std::string& path) {
         namespace fs = std::filesystem;
         std::error_code ec;
-        if (!fs::is_regular_file(path, ec)) throw value_error("cannot open '" + path + "'");
+        const fs::file_status kind = fs::status(path, ec);
+        if (!fs::is_regular_file(kind))
+            throw file_error("cannot open '" + path + "'", path,
+                             fs::is_directory(kind)                       ? EISDIR
+                             : kind.type() == fs::file_type::not_found ? ENOENT
+                             : ec                                    ? ec.value()
+                                                                     : EINVAL);  // a device, a pipe
         const auto size = fs::file_size(path, ec);
-        if (ec) throw value_error("cannot open '" + path + "'");
+        if (ec) throw file_error("cannot open '" + path + "'", path, ec.value());
         if (size > static_cast<std::uintmax_t>(std::numeric_limits<int>::max()))
             throw value_error("'" + path + "' is larger than protobuf reads (2 GiB)");
         size_ = static_cast<std::size_t>(size);
         if (size_ == 0) return;
 #ifdef YOBX_ONNX_MMAP
         const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-        if (fd < 0) throw value_error("cannot open '" + path + "'");
+        if (fd < 0) throw file_error("cannot open '" + path + "'", path, errno);
         struct stat st {};
         if (::fstat(fd, &st) != 0 || static_cast<std::uintmax_t>(st.st_size) != size) {
             ::close(fd);

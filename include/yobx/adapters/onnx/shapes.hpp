@@ -25,6 +25,7 @@
 #include <yobx/onnx/report.hpp>
 
 
+#include <cerrno>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -41,8 +42,10 @@ namespace yobx::onnx {
 
 /// Reads a model file; a value_error names the file and what is wrong (missing, not an ONNX model).
 inline ::onnx::ModelProto load_model(const std::string& path) {
+    errno = 0;
     std::ifstream in(path, std::ios::binary | std::ios::ate);
-    if (!in) throw value_error("cannot open '" + path + "'");
+    if (!in || std::filesystem::is_directory(path))
+        throw file_error("cannot open '" + path + "'", path, errno != 0 ? errno : std::filesystem::is_directory(path) ? EISDIR : ENOENT);
     const std::streamoff size = in.tellg();
     if (size < 0 || size > std::numeric_limits<int>::max()) throw value_error("'" + path + "' is larger than protobuf reads (2 GiB)");
     std::string bytes(static_cast<std::size_t>(size), '\0');
@@ -59,10 +62,13 @@ inline ::onnx::ModelProto load_model(const std::string& path) {
 inline void save_model(const ::onnx::ModelProto& model, const std::string& path) {
     const std::string tmp = path + ".yobx-tmp";
     {
+        errno = 0;
         std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
         if (!out || !model.SerializeToOstream(&out)) {
-            std::filesystem::remove(tmp);
-            throw value_error("cannot write '" + path + "'");
+            const int code = errno != 0 ? errno : EIO;
+            std::error_code ec;
+            std::filesystem::remove(tmp, ec);
+            throw file_error("cannot write '" + path + "'", path, code);
         }
     }
     std::filesystem::rename(tmp, path);
